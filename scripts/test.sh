@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Runs every test: the pure Python suite (pytest, tests/lib) and the Odoo suite
+# (--test-enable --test-tags /pv_kb on a fresh database, browser tests included).
+# Prints one closing line "N passed, N failed" and exits non-zero on any failure.
+#
+#   scripts/test.sh                 everything
+#   scripts/test.sh --pure          only the pure suite
+#   PV_KB_TEST_TAGS=/pv_kb:TestImport scripts/test.sh   a subset of the Odoo suite
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+only_pure=0
+[[ ${1:-} == --pure ]] && only_pure=1
+have_odoo=1
+if ! ensure_odoo; then
+    have_odoo=0
+fi
+ensure_system_packages
+ensure_venv
+
+passed=0 failed=0
+out=$(mktemp -d)
+
+say "Reine Tests (pytest tests/lib)"
+set +e
+(cd "$REPO" && "$PY" -m pytest tests/lib -q -p no:cacheprovider 2>&1) | tee "$out/pytest.log"
+rc=${PIPESTATUS[0]}
+set -e
+line=$(grep -E '^[=]*\s*[0-9]+ (passed|failed)|[0-9]+ (passed|failed)' "$out/pytest.log" | tail -1)
+p=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+' || true)
+f=$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '[0-9]+' || true)
+e=$(grep -oE '[0-9]+ errors?' <<<"$line" | grep -oE '[0-9]+' || true)
+passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0} + ${e:-0}))
+if ((rc != 0 && ${f:-0} + ${e:-0} == 0)); then failed=$((failed + 1)); say "pytest endete mit Code $rc"; fi
+
+if ((only_pure)); then
+    :
+elif ((!have_odoo)); then
+    printf '\n\033[1;41m!!! KEIN ODOO UNTER ODOO_PATH=%s – DIE ODOO-TESTS (Modelle, Import, Browser) WURDEN NICHT AUSGEFÜHRT !!!\033[0m\n\n' "$ODOO_PATH" >&2
+    echo "WARNING: Odoo not found at $ODOO_PATH: only the pure suite ran."
+else
+    ensure_postgres
+    ensure_addons_link
+    ensure_odoo_conf
+    db=pv_kb_test_$$
+    port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    say "Odoo-Tests auf frischer Datenbank $db (Tags ${PV_KB_TEST_TAGS:-/pv_kb})"
+    set +e
+    odoo_bin -c "$ODOO_CONF" -d "$db" -i pv_kb --test-enable --test-tags "${PV_KB_TEST_TAGS:-/pv_kb}" \
+        --stop-after-init --http-port "$port" --log-level=info --logfile= >"$out/odoo.log" 2>&1
+    rc=$?
+    set -e
+    grep -E ' (ERROR|WARNING|CRITICAL) |FAIL:|ERROR:|^Traceback|odoo.tests.result|post-tests|at-install' "$out/odoo.log" | grep -v 'odoo.tests.stats' | tail -80 || true
+    cp "$out/odoo.log" "$LOGDIR/last-odoo-test.log" 2>/dev/null || true
+    summary=$(grep -oE '[0-9]+ failed, [0-9]+ error\(s\) of [0-9]+ tests when loading database' "$out/odoo.log" | tail -1)
+    if [[ -z $summary ]]; then
+        say "Keine Odoo-Testzusammenfassung gefunden (Code $rc), siehe $LOGDIR/last-odoo-test.log"
+        failed=$((failed + 1))
+    else
+        read -r of _ oe _ _ on _ <<<"$(sed -E 's/([0-9]+) failed, ([0-9]+) error\(s\) of ([0-9]+) tests.*/\1 x \2 x x \3 x/' <<<"$summary")"
+        echo "Odoo: $summary"
+        passed=$((passed + on - of - oe)); failed=$((failed + of + oe))
+        if ((on == 0)); then say "Die Odoo-Suite hat keinen Test ausgeführt"; failed=$((failed + 1)); fi
+        if ((rc != 0 && of + oe == 0)); then say "odoo-bin endete mit Code $rc"; failed=$((failed + 1)); fi
+    fi
+    # Installing pv_kb must not log ERROR or WARNING lines of its own (test failures are counted above).
+    noisy=$(grep -E ' (ERROR|WARNING|CRITICAL) .*(pv_kb|pv\.kb)' "$out/odoo.log" | grep -vE 'odoo\.addons\.pv_kb\.tests' || true)
+    if [[ -n $noisy ]]; then
+        echo "$noisy" | head -20
+        say "pv_kb hat ERROR/WARNING-Zeilen ins Log geschrieben"; failed=$((failed + 1))
+    else
+        passed=$((passed + 1))
+    fi
+    psql_super -d postgres -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 || true
+    rm -rf "$PV_KB_HOME/filestore/$db" "$HOME/.local/share/Odoo/filestore/$db" 2>/dev/null || true
+fi
+rm -rf "$out"
+echo
+echo "$passed passed, $failed failed"
+((failed == 0))

@@ -1,0 +1,1 @@
+from . import pv_kb_import_wizard
