@@ -22,7 +22,7 @@ out=$(mktemp -d)
 
 say "Reine Tests (pytest tests/lib)"
 set +e
-(cd "$REPO" && "$PY" -m pytest tests/lib -q -p no:cacheprovider 2>&1) | tee "$out/pytest.log"
+(cd "$REPO" && "$PY" -m pytest -c tests/lib/pytest.ini tests/lib -q 2>&1) | tee "$out/pytest.log"
 rc=${PIPESTATUS[0]}
 set -e
 line=$(grep -E '^[=]*\s*[0-9]+ (passed|failed)|[0-9]+ (passed|failed)' "$out/pytest.log" | tail -1)
