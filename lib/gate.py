@@ -1,0 +1,62 @@
+"""The refusal gate: decide before generation whether the base clearly holds nothing.
+
+Measured on comparable data, no single similarity threshold separates
+answerable from unanswerable questions, so the gate is conservative: it
+refuses only when *both* signals are empty-handed — no full-text match for any
+content word of the question, and a dense similarity below a floor that every
+answerable gold question clears with margin (see README, "Refusal gate").
+Everything above the gate goes to the model, which refuses under its rules
+when the context does not answer the question.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .grounding import REFUSAL_TEXT
+
+# Cosine similarity floor for the best dense hit.  Calibrated with
+# `pv_kb eval --answers` on the demo gold set (multilingual-e5-small): the
+# lowest answerable question scored well above this; see README.
+DENSE_FLOOR = 0.70
+
+
+@dataclass
+class Evidence:
+    fts_hits: int = 0                    # chunks matching the full-text query
+    dense_best: float | None = None      # best cosine similarity (None: no dense signal)
+    has_terms: bool = True               # the question had searchable content words
+    topics: list[str] = field(default_factory=list)   # topics of the nearest entries, best first
+
+    @classmethod
+    def from_retrieval(cls, retrieval) -> "Evidence":
+        data = getattr(retrieval, "evidence", None) or {}
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+@dataclass
+class Verdict:
+    refuse: bool
+    reason: str
+    topics: list[str]
+
+
+def decide(evidence: Evidence, dense_floor: float = DENSE_FLOOR) -> Verdict:
+    """Refuse without calling the model only when the evidence is clearly empty."""
+    no_text = evidence.fts_hits == 0
+    if evidence.dense_best is None:
+        weak_dense = True
+    else:
+        weak_dense = evidence.dense_best < dense_floor
+    if no_text and weak_dense:
+        reason = "no_match" if evidence.has_terms else "no_terms"
+        return Verdict(True, reason, evidence.topics[:3])
+    return Verdict(False, "evidence", evidence.topics[:3])
+
+
+def refusal_answer(verdict: Verdict) -> str:
+    """The honest refusal, naming the nearest clusters when there are any."""
+    text = REFUSAL_TEXT
+    if verdict.topics:
+        names = ", ".join(t.replace("_", " ") for t in verdict.topics)
+        text += f"\n\nAm nächsten liegen die Themen der Wissensbasis: {names}."
+    return text

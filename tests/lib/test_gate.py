@@ -1,0 +1,37 @@
+from lib import gate
+from lib.grounding import REFUSAL_TEXT
+
+
+def test_refuses_only_when_both_signals_are_empty():
+    assert gate.decide(gate.Evidence(fts_hits=0, dense_best=0.5)).refuse
+    assert gate.decide(gate.Evidence(fts_hits=0, dense_best=None)).refuse
+
+
+def test_any_full_text_match_passes_the_gate():
+    verdict = gate.decide(gate.Evidence(fts_hits=1, dense_best=0.1))
+    assert not verdict.refuse
+
+
+def test_strong_dense_similarity_passes_without_text_match():
+    assert not gate.decide(gate.Evidence(fts_hits=0, dense_best=gate.DENSE_FLOOR + 0.01)).refuse
+    assert gate.decide(gate.Evidence(fts_hits=0, dense_best=gate.DENSE_FLOOR - 0.01)).refuse
+
+
+def test_floor_is_a_parameter():
+    ev = gate.Evidence(fts_hits=0, dense_best=0.6)
+    assert gate.decide(ev, dense_floor=0.5).refuse is False
+    assert gate.decide(ev, dense_floor=0.65).refuse is True
+
+
+def test_refusal_names_nearest_topics():
+    verdict = gate.decide(gate.Evidence(fts_hits=0, dense_best=0.2, topics=["sachbezuege", "urlaub", "a", "b"]))
+    text = gate.refusal_answer(verdict)
+    assert text.startswith(REFUSAL_TEXT)
+    assert "sachbezuege" in text and "urlaub" in text and ", b" not in text
+
+
+def test_from_retrieval_reads_evidence_and_ignores_unknown_keys():
+    class R:
+        evidence = {"fts_hits": 3, "dense_best": 0.8, "unknown": 1}
+    ev = gate.Evidence.from_retrieval(R())
+    assert (ev.fts_hits, ev.dense_best) == (3, 0.8)
