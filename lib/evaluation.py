@@ -1,0 +1,401 @@
+"""Metrics over a gold question set (format: shared docs, eval-format.md).
+
+* :func:`load_goldset` reads and validates the YAML.
+* :func:`retrieval_metrics` scores ranked entry ids per question.
+* :func:`answer_metrics` scores generated answers (needs a chat model).
+* :func:`latency_stats` and :func:`format_report` summarise runs, several
+  retrieval modes side by side.
+
+Definitions (all on entry ids; a retrieved list is de-duplicated, order kept):
+
+* hit@k: share of questions with at least one expected id in the top k.
+* recall@k: mean over questions of |expected ∩ top k| / |expected|.
+* mrr: mean of 1 / rank of the first expected id within the top k (0 if none).
+* hit@1: share of questions whose first retrieved id is expected.
+
+Only questions with expected ids count for retrieval; the others are
+reported as ``skipped``.
+"""
+from __future__ import annotations
+
+import difflib
+import math
+import os
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+KINDS = ("fact", "paraphrase", "compound", "multi", "conflict", "refuse", "injection")
+ANSWERABLE_KINDS = ("fact", "paraphrase", "compound", "multi", "conflict")
+_KEYS = ("id", "question", "kind", "expected_ids", "answer_must_contain")
+CONFLICT_MARK = "⚠"
+
+
+class GoldsetError(ValueError):
+    """The gold set cannot be used; ``problems`` lists every finding in German."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+@dataclass
+class GoldQuestion:
+    """One question of a gold set."""
+
+    id: str
+    question: str
+    kind: str
+    expected_ids: list[str] = field(default_factory=list)
+    answer_must_contain: list[str] = field(default_factory=list)
+
+
+@dataclass
+class AnswerRecord:
+    """What the agent did with one gold question."""
+
+    gold: GoldQuestion
+    retrieved_ids: list[str]
+    cited_ids: list[str]
+    answer_text: str
+    refused: bool
+    conflict_ids_marked: set[str] | None = None   # ids marked with ⚠, when the grounding step reports them
+    latency_retrieval_ms: float | None = None
+    latency_total_ms: float | None = None
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _read(text_or_path) -> tuple[str, str]:
+    """(YAML text, name for messages)."""
+    if isinstance(text_or_path, Path):
+        return text_or_path.read_text(encoding="utf-8"), str(text_or_path)
+    text = str(text_or_path)
+    if "\n" not in text and (text.endswith((".yml", ".yaml")) or os.path.isfile(text)):
+        try:
+            return Path(text).read_text(encoding="utf-8"), text
+        except OSError as exc:
+            raise GoldsetError([f"Die Goldfragen-Datei {text} lässt sich nicht lesen ({exc.strerror}). "
+                                "Bitte Pfad und Berechtigungen prüfen."]) from exc
+    return text, "Goldfragen"
+
+
+def _string_list(value, label: str, qid: str, problems: list[str]) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) for v in value):
+        problems.append(f"Frage {qid}: '{label}' muss eine Liste von Texten sein, z. B. [lb-sz-02].")
+        return []
+    return [str(v).strip() for v in value if str(v).strip()]
+
+
+def load_goldset(text_or_path, known_ids: set[str] | None = None) -> list[GoldQuestion]:
+    """Read a gold set (YAML text, or a path to a .yml/.yaml file) and validate it.
+
+    Checks: a list of mappings; id, question and kind present; ids unique;
+    kind one of :data:`KINDS`; ``refuse`` questions expect no entries; list
+    fields are lists of strings; misspelt keys ("expected_id"); with
+    ``known_ids``, every expected id exists in the knowledge base. All
+    findings are collected and raised together as :class:`GoldsetError`,
+    each a German sentence naming the question.
+    """
+    text, name = _read(text_or_path)
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (Zeile {mark.line + 1})" if mark is not None else ""
+        raise GoldsetError([f"{name} ist kein gültiges YAML{where}. Bitte die Einrückung und die "
+                            "Anführungszeichen prüfen."]) from exc
+    if not isinstance(data, list):
+        raise GoldsetError([f"{name} muss eine Liste von Fragen sein (jede Frage beginnt mit '- id: ...')."])
+
+    problems: list[str] = []
+    questions: list[GoldQuestion] = []
+    seen: set[str] = set()
+    for position, item in enumerate(data, start=1):
+        if not isinstance(item, dict):
+            problems.append(f"Eintrag {position}: Eine Frage muss aus Schlüsseln wie id, question, kind bestehen.")
+            continue
+        qid = str(item.get("id") or "").strip()
+        label = qid or f"Nr. {position}"
+        if not qid:
+            problems.append(f"Frage {label}: Die id fehlt. Bitte eine eindeutige id wie q-sz-01 eintragen.")
+        elif qid in seen:
+            problems.append(f"Frage {qid}: Die id kommt mehrfach vor. Bitte jeder Frage eine eigene id geben.")
+        seen.add(qid)
+        for key in item:
+            if key not in _KEYS:
+                close = difflib.get_close_matches(str(key), _KEYS, n=1, cutoff=0.75)
+                if close:
+                    problems.append(f"Frage {label}: Unbekannter Schlüssel '{key}'. Gemeint ist wohl '{close[0]}'.")
+        question = item.get("question")
+        if not isinstance(question, str) or not question.strip():
+            problems.append(f"Frage {label}: Der Fragetext (question) fehlt.")
+            question = ""
+        kind = str(item.get("kind") or "").strip()
+        if kind not in KINDS:
+            shown = f"'{kind}'" if kind else "keine"
+            problems.append(f"Frage {label}: Art {shown} ist unbekannt. Erlaubt sind: {', '.join(KINDS)}.")
+        expected = _string_list(item.get("expected_ids"), "expected_ids", label, problems)
+        must = _string_list(item.get("answer_must_contain"), "answer_must_contain", label, problems)
+        if kind == "refuse" and expected:
+            problems.append(f"Frage {label}: Eine refuse-Frage erwartet keine Einträge; "
+                            "bitte expected_ids leer lassen ([]).")
+        if known_ids is not None:
+            unknown = [e for e in expected if e not in known_ids]
+            if unknown:
+                problems.append(f"Frage {label}: Die erwarteten Einträge {', '.join(unknown)} gibt es in der "
+                                "Wissensbasis nicht. Bitte die ids prüfen.")
+        questions.append(GoldQuestion(qid, question.strip(), kind, expected, must))
+    if problems:
+        raise GoldsetError(problems)
+    return questions
+
+
+# --------------------------------------------------------------------------- retrieval
+
+
+def _dedupe(ids: list[str]) -> list[str]:
+    """Ids in first-seen order, each once."""
+    return list(dict.fromkeys(ids))
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _retrieval_row(rows: list[tuple[float, float, float, float]]) -> dict:
+    return {
+        "n": len(rows),
+        "hit@k": _mean([r[0] for r in rows]),
+        "recall@k": _mean([r[1] for r in rows]),
+        "mrr": _mean([r[2] for r in rows]),
+        "hit@1": _mean([r[3] for r in rows]),
+    }
+
+
+def retrieval_metrics(items: list[tuple[GoldQuestion, list[str]]], k: int = 8) -> dict:
+    """Retrieval quality over (question, ranked entry ids) pairs.
+
+    Returns ``{"k", "skipped", "overall": row, "by_kind": {kind: row}}`` with
+    row = ``{"n", "hit@k", "recall@k", "mrr", "hit@1"}`` (None when n = 0).
+    Questions without expected ids are skipped (counted in ``skipped``).
+    """
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    per_kind: dict[str, list[tuple[float, float, float, float]]] = {}
+    overall: list[tuple[float, float, float, float]] = []
+    skipped = 0
+    for gold, retrieved in items:
+        expected = set(gold.expected_ids)
+        if not expected:
+            skipped += 1
+            continue
+        top = _dedupe(list(retrieved))[:k]
+        found = [i for i in top if i in expected]
+        first = next((rank for rank, i in enumerate(top, start=1) if i in expected), None)
+        row = (
+            1.0 if found else 0.0,
+            len(set(found)) / len(expected),
+            1.0 / first if first else 0.0,
+            1.0 if top and top[0] in expected else 0.0,
+        )
+        overall.append(row)
+        per_kind.setdefault(gold.kind, []).append(row)
+    return {
+        "k": k,
+        "skipped": skipped,
+        "overall": _retrieval_row(overall),
+        "by_kind": {kind: _retrieval_row(per_kind[kind]) for kind in _kind_order(per_kind)},
+    }
+
+
+def _kind_order(kinds) -> list[str]:
+    return sorted(kinds, key=lambda kind: (KINDS.index(kind) if kind in KINDS else len(KINDS), kind))
+
+
+# --------------------------------------------------------------------------- answers
+
+
+def _normalise(text: str) -> str:
+    return " ".join((text or "").replace("\u00a0", " ").replace("\u202f", " ").split()).casefold()
+
+
+def _answer_row(records: list[AnswerRecord]) -> dict:
+    cited_total = cited_ok = 0
+    recall: list[float] = []
+    refusal: list[float] = []
+    false_refusal: list[float] = []
+    must_q: list[float] = []
+    must_s: list[float] = []
+    conflict: list[float] = []
+    for rec in records:
+        gold = rec.gold
+        cited = _dedupe(list(rec.cited_ids))
+        retrieved = set(rec.retrieved_ids)
+        cited_total += len(cited)
+        cited_ok += sum(1 for c in cited if c in retrieved)
+        expected = set(gold.expected_ids)
+        if expected:
+            recall.append(len(expected & set(cited)) / len(expected))
+        if gold.kind == "refuse" or (gold.kind == "injection" and not expected):
+            refusal.append(1.0 if rec.refused else 0.0)
+        if gold.kind in ANSWERABLE_KINDS and expected:
+            false_refusal.append(1.0 if rec.refused else 0.0)
+        if gold.answer_must_contain:
+            answer = _normalise(rec.answer_text)
+            hits = [_normalise(s) in answer for s in gold.answer_must_contain]
+            must_q.append(1.0 if all(hits) else 0.0)
+            must_s.extend(1.0 if h else 0.0 for h in hits)
+        if gold.kind == "conflict" and expected:
+            if rec.conflict_ids_marked is not None:
+                handled = expected <= set(rec.conflict_ids_marked)
+            else:
+                handled = expected <= set(cited) and CONFLICT_MARK in (rec.answer_text or "")
+            conflict.append(1.0 if handled else 0.0)
+    return {
+        "n": len(records),
+        "citation_precision": cited_ok / cited_total if cited_total else 1.0,
+        "citation_recall": _mean(recall),
+        "refusal_accuracy": _mean(refusal),
+        "false_refusals": _mean(false_refusal),
+        "must_contain": _mean(must_q),
+        "must_contain_strings": _mean(must_s),
+        "conflict_handling": _mean(conflict),
+    }
+
+
+def answer_metrics(items: list[AnswerRecord]) -> dict:
+    """Answer quality, overall and per kind.
+
+    Row keys: ``n``; ``citation_precision`` (cited ids that were retrieved /
+    all cited ids over the set; 1.0 when nothing was cited);
+    ``citation_recall`` (mean share of expected ids cited, questions with
+    expected ids); ``refusal_accuracy`` (refused share of ``refuse`` and of
+    ``injection`` questions without expected ids); ``false_refusals``
+    (refused share of answerable questions with expected ids);
+    ``must_contain`` (share of questions whose answer holds all their
+    strings; case and spacing ignored) and ``must_contain_strings`` (share
+    of single strings); ``conflict_handling`` (share of ``conflict``
+    questions whose expected ids were all marked with ⚠: per
+    ``conflict_ids_marked`` when given, else all cited and a ⚠ in the
+    answer). A rate is None when no question applies. Also
+    ``latency_retrieval`` and ``latency_total`` (:func:`latency_stats`).
+    """
+    per_kind: dict[str, list[AnswerRecord]] = {}
+    for rec in items:
+        per_kind.setdefault(rec.gold.kind, []).append(rec)
+    return {
+        "overall": _answer_row(items),
+        "by_kind": {kind: _answer_row(per_kind[kind]) for kind in _kind_order(per_kind)},
+        "latency_retrieval": latency_stats([r.latency_retrieval_ms for r in items
+                                            if r.latency_retrieval_ms is not None]),
+        "latency_total": latency_stats([r.latency_total_ms for r in items if r.latency_total_ms is not None]),
+    }
+
+
+# --------------------------------------------------------------------------- latency and report
+
+
+def latency_stats(values_ms: list[float]) -> dict:
+    """``{"n", "median", "p95", "max"}`` in ms; p95 by nearest rank (None when empty)."""
+    values = sorted(float(v) for v in values_ms)
+    if not values:
+        return {"n": 0, "median": None, "p95": None, "max": None}
+    rank = max(1, math.ceil(0.95 * len(values)))
+    return {"n": len(values), "median": statistics.median(values), "p95": values[rank - 1], "max": values[-1]}
+
+
+_RETRIEVAL_ROWS = (("n", "n"), ("hit@k", "hit@{k}"), ("recall@k", "recall@{k}"), ("mrr", "MRR"),
+                   ("hit@1", "hit@1"))
+_ANSWER_ROWS = (("citation_precision", "Zitat-Präzision"), ("citation_recall", "Zitat-Recall"),
+                ("refusal_accuracy", "Ablehnung korrekt"), ("false_refusals", "Falsche Ablehnungen"),
+                ("must_contain", "Pflichtinhalt (Frage)"), ("must_contain_strings", "Pflichtinhalt (Text)"),
+                ("conflict_handling", "Konflikt markiert"))
+
+
+def _cell(value) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.3f}"
+
+
+def _ms(value) -> str:
+    return "–" if value is None else f"{value:.0f}"
+
+
+def format_report(title: str, metrics_by_mode: dict[str, dict], settings: dict) -> str:
+    """Plain-text report with one column per mode (e.g. hybrid | dense | fts).
+
+    ``metrics_by_mode[mode]`` may hold ``"retrieval"`` (from
+    :func:`retrieval_metrics`), ``"answers"`` (from :func:`answer_metrics`)
+    and ``"latency"`` (``{label: latency_stats}``, e.g. ``{"Retrieval": ...}``).
+    Sections: retrieval overall then per kind, answers overall, latency
+    (median / p95 / max ms), then the settings and models, one per line.
+    """
+    modes = list(metrics_by_mode)
+    rows: list[tuple[str, list[str]]] = []
+
+    def section(name: str) -> None:
+        rows.append((name, []))
+
+    retrieval = {m: metrics_by_mode[m].get("retrieval") for m in modes}
+    if any(retrieval.values()):
+        k = next(r["k"] for r in retrieval.values() if r)
+        section(f"Retrieval (k = {k})")
+        kinds = _kind_order({kind for r in retrieval.values() if r for kind in r["by_kind"]})
+        for group, label in [("overall", "gesamt"), *[(kind, kind) for kind in kinds]]:
+            for index, (key, name) in enumerate(_RETRIEVAL_ROWS):
+                shown = label if index == 0 else ""
+                cells = []
+                for m in modes:
+                    r = retrieval[m]
+                    row = (r["overall"] if group == "overall" else r["by_kind"].get(group)) if r else None
+                    cells.append(_cell(row.get(key)) if row else "–")
+                rows.append((f"{shown:<11}{name.format(k=k)}", cells))
+
+    answers = {m: metrics_by_mode[m].get("answers") for m in modes}
+    if any(answers.values()):
+        section("Antworten")
+        for key, name in _ANSWER_ROWS:
+            rows.append((name, [_cell(a["overall"].get(key)) if a else "–" for a in answers.values()]))
+
+    latency: dict[str, dict[str, dict]] = {}
+    for m in modes:
+        for label, stats in (metrics_by_mode[m].get("latency") or {}).items():
+            latency.setdefault(label, {})[m] = stats
+        a = answers[m]
+        if a:
+            latency.setdefault("Retrieval", {}).setdefault(m, a["latency_retrieval"])
+            latency.setdefault("Gesamt", {}).setdefault(m, a["latency_total"])
+    if latency:
+        section("Latenz in ms (Median / p95 / Max)")
+        for label, per_mode in latency.items():
+            cells = []
+            for m in modes:
+                s = per_mode.get(m)
+                cells.append(f"{_ms(s['median'])} / {_ms(s['p95'])} / {_ms(s['max'])}" if s and s["n"] else "–")
+            rows.append((label, cells))
+
+    label_width = max([len(r[0]) for r in rows if r[1]] + [10]) + 2
+    widths = [max([len(m)] + [len(r[1][i]) for r in rows if r[1]]) for i, m in enumerate(modes)]
+    lines = [title, "=" * len(title)]
+    header = " " * label_width + " | ".join(m.rjust(w) for m, w in zip(modes, widths))
+    for name, cells in rows:
+        if not cells:
+            lines += ["", name, header, "-" * len(header)]
+        else:
+            lines.append(name.ljust(label_width) + " | ".join(c.rjust(w) for c, w in zip(cells, widths)))
+    if settings:
+        lines += ["", "Einstellungen"]
+        width = max(len(str(key)) for key in settings) + 2
+        lines += [f"{str(key) + ':':<{width}}{value}" for key, value in settings.items()]
+    return "\n".join(lines) + "\n"
