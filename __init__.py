@@ -1,2 +1,3 @@
+from . import controllers
 from . import models
 from . import wizards

@@ -5,21 +5,29 @@ loads it as ``odoo.cli.pv_kb`` (without importing the addon package), so the
 addon's code is imported only once a registry exists.
 
     odoo-bin --addons-path=… pv_kb import PATH [--dry-run] [--sync] [-c CONF | -d DB --db_host … -r USER …]
+    odoo-bin --addons-path=… pv_kb eval --goldset FILE [--kb PATH] [--k 8] [--mode hybrid|dense|fts|all]
+                                        [--answers] [--json OUT] [Ollama overrides] [server options]
+    odoo-bin --addons-path=… pv_kb ask "Frage …" [Ollama overrides] [server options]
+    odoo-bin --addons-path=… pv_kb embed [Ollama overrides] [server options]
 
-PATH is a wissensbasis/ folder or a ZIP of it.  Exit code 0 on success, 1 when
-the batch is rejected, 2 on wrong usage.
+PATH is a wissensbasis/ folder or a ZIP of it.  Ollama overrides (--ollama-url,
+--embedding-model, --chat-model, --query-prefix, --passage-prefix) apply to
+this run only; the stored settings stay as they are.  Exit code 0 on success,
+1 when a batch is rejected or a step fails, 2 on wrong usage.
 """
 import argparse
+import json
 import sys
+import time
 
 from odoo.cli.command import Command
 from odoo.tools import config
 
-USAGE = "odoo-bin [--addons-path=…] pv_kb {import} … [Odoo server options]"
+USAGE = "odoo-bin [--addons-path=…] pv_kb {import,eval,ask,embed} … [Odoo server options]"
 
 
 class Pv_Kb(Command):
-    """Knowledge base tools of the pv_kb addon (import)"""
+    """Knowledge base tools of the pv_kb addon (import, eval, ask, embed)"""
 
     name = "pv_kb"
 
@@ -31,6 +39,22 @@ class Pv_Kb(Command):
         imp.add_argument("--dry-run", action="store_true", help="check only, change nothing")
         imp.add_argument("--sync", action="store_true",
                          help="full sync: the batch is the whole base, missing entries are archived")
+        ev = sub.add_parser("eval", help="evaluate retrieval (and answers) on a gold set")
+        ev.add_argument("--goldset", required=True, help="gold set YAML (eval-format.md)")
+        ev.add_argument("--kb", help="import this folder/ZIP first (add mode)")
+        ev.add_argument("--k", type=int, default=8)
+        ev.add_argument("--mode", choices=["hybrid", "dense", "fts", "all"], default="hybrid")
+        ev.add_argument("--answers", action="store_true", help="also generate and check answers (needs a chat model)")
+        ev.add_argument("--json", dest="json_out", help="write all numbers to this JSON file")
+        ask = sub.add_parser("ask", help="ask the assistant one question")
+        ask.add_argument("question")
+        emb = sub.add_parser("embed", help="compute missing embeddings now")
+        for p in (ev, ask, emb):
+            p.add_argument("--ollama-url")
+            p.add_argument("--embedding-model")
+            p.add_argument("--chat-model")
+            p.add_argument("--query-prefix")
+            p.add_argument("--passage-prefix")
         args, odoo_args = parser.parse_known_args(cmdargs)
         config.parse_config(odoo_args, setup_logging=True)
         dbnames = config["db_name"]
@@ -69,3 +93,110 @@ class Pv_Kb(Command):
             cr.commit()
         sys.stdout.write(result.report)
         return 0 if result.ok else 1
+
+    @staticmethod
+    def _overrides(args):
+        keys = ("ollama_url", "embedding_model", "chat_model", "query_prefix", "passage_prefix")
+        return {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
+
+    @staticmethod
+    def _progress(text):
+        sys.stderr.write(f"\r{text}   ")
+        sys.stderr.flush()
+
+    def _embed(self, env):
+        status = env["pv.kb.chunk"]._embedding_status()
+        if not status["pending"]:
+            return
+        sys.stderr.write(f"Embeddings: {status['pending']} Abschnitte mit {status['model']} …\n")
+        started = time.monotonic()
+        total = status["pending"]
+
+        def progress(done):
+            rate = done / max(time.monotonic() - started, 1e-6)
+            self._progress(f"Embeddings: {done}/{total} ({rate:.1f}/s)")
+        env["pv.kb.chunk"]._embed_pending(commit=True, progress=progress)
+        sys.stderr.write("\n")
+
+    def cmd_embed(self, dbname, args):
+        from odoo import api
+
+        from odoo.addons.pv_kb.lib import ollama
+
+        registry = self._env(dbname)
+        with registry.cursor() as cr:
+            env = api.Environment(cr, api.SUPERUSER_ID, {"pv_kb_overrides": self._overrides(args)})
+            try:
+                self._embed(env)
+            except ollama.OllamaError as exc:
+                sys.stderr.write(f"\n{exc.message}\n")
+                return 1
+            cr.commit()
+        return 0
+
+    def cmd_eval(self, dbname, args):
+        from odoo import api
+
+        from odoo.addons.pv_kb.lib import evaluation, ollama
+
+        try:
+            gold = evaluation.load_goldset(args.goldset)
+        except (OSError, ValueError) as exc:
+            sys.stderr.write(f"Goldset: {exc}\n")
+            return 2
+        registry = self._env(dbname)
+        with registry.cursor() as cr:
+            env = api.Environment(cr, api.SUPERUSER_ID, {"pv_kb_overrides": self._overrides(args)})
+            if args.kb:
+                importer = env["pv.kb.importer"]
+                result = importer.run(importer._read_source(path=args.kb), source_name=args.kb, origin="cli")
+                cr.commit()
+                if not result.ok:
+                    sys.stdout.write(result.report)
+                    return 1
+            modes = ["hybrid", "dense", "fts"] if args.mode == "all" else [args.mode]
+            try:
+                if set(modes) & {"hybrid", "dense"} or args.answers:
+                    self._embed(env)
+            except ollama.OllamaError as exc:
+                sys.stderr.write(f"\n{exc.message}\n")
+                return 1
+            report = env["pv.kb.evaluator"].run(gold, modes=modes, k=args.k, answers=args.answers,
+                                                progress=self._progress)
+            sys.stderr.write("\n")
+            title = f"Evaluation {args.goldset} ({len(gold)} Fragen, k={args.k})"
+            sys.stdout.write(evaluation.format_report(title, report["modes"], report["settings"]) + "\n")
+            if report["answers"]:
+                sys.stdout.write("\nAntworten:\n" + json.dumps(report["answers"], indent=2, ensure_ascii=False) + "\n")
+            for mode, misses in report["misses"].items():
+                for qid, expected, got in misses:
+                    sys.stdout.write(f"Fehltreffer [{mode}] {qid}: erwartet {expected}, gefunden {got}\n")
+            if args.json_out:
+                with open(args.json_out, "w", encoding="utf-8") as fh:
+                    json.dump(report, fh, indent=2, ensure_ascii=False, default=str)
+            cr.rollback()
+        return 0
+
+    def cmd_ask(self, dbname, args):
+        from odoo import api
+
+        registry = self._env(dbname)
+        with registry.cursor() as cr:
+            env = api.Environment(cr, api.SUPERUSER_ID, {"pv_kb_overrides": self._overrides(args), "lang": "de_DE"})
+
+            def on_delta(text):
+                sys.stdout.write("\n[neu generiert]\n" if text is None else text)
+                sys.stdout.flush()
+            result = env["pv.kb.agent"].ask(args.question, on_delta=on_delta)
+            cr.commit()
+        sys.stdout.write("\n\n" + "=" * 60 + "\n")
+        sys.stdout.write(f"Status: {result.status}\n")
+        if result.notice:
+            sys.stdout.write(f"Hinweis: {result.notice}\n")
+        sys.stdout.write(result.answer + "\n\n")
+        sys.stdout.write(f"Zitiert: {', '.join(result.cited_ids) or '–'}\n")
+        sys.stdout.write(f"Gefunden: {', '.join(result.retrieved_ids) or '–'}\n")
+        if result.violations:
+            sys.stdout.write("Verstöße: " + "; ".join(result.violations) + "\n")
+        sys.stdout.write("Zeiten (ms): " + ", ".join(f"{k}={v:.0f}" for k, v in result.timings.items()) + "\n")
+        return 0 if result.status != "fehler" else 1

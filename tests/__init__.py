@@ -1,1 +1,2 @@
 from . import test_import
+from . import test_retrieval

@@ -1,9 +1,16 @@
 """Helpers for the Odoo tests: small contract-format batches built in memory."""
 import io
 import json
+import os
 import zipfile
 
+from urllib.parse import urlsplit
+
 from odoo.tests import TransactionCase
+from odoo.tests.common import _super_send
+
+DEMO_KB = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "demo_kb", "wissensbasis")
+GOLDSET = os.path.join(os.path.dirname(DEMO_KB), "goldset.yaml")
 
 
 def entry_md(kb_id, *, title=None, stand="2026-01", topic="testthema", source="Lexis Briefings Personalrecht",
@@ -83,3 +90,53 @@ class KbCase(TransactionCase):
         chunks = cr.fetchall()
         cr.execute("SELECT entry_id, ref_id FROM pv_kb_entry_cross_ref_rel ORDER BY 1, 2")
         return entries, chunks, cr.fetchall()
+
+
+class StandInCase(KbCase):
+    """A KbCase with a local Ollama stand-in (hash embeddings unless told otherwise) and the settings pointing to it."""
+
+    @classmethod
+    def _request_handler(cls, s, r, /, **kw):
+        # Odoo's test harness raises short timeouts to 10 s and cannot take requests' (connect, read)
+        # tuples; calls to the stand-in on loopback keep the client's own timeouts.
+        if urlsplit(r.url).hostname in ("127.0.0.1", "localhost"):
+            return _super_send(s, r, **kw)
+        return super()._request_handler(s, r, **kw)
+
+    # 1024 dimensions like the column the addon creates at install: no DDL inside the test transaction
+    # (an index built there cannot be used by the planner before the transaction ends)
+    embed_models = {"hash-embed": "hash:1024"}
+    embedding_model = "hash-embed"
+    query_prefix = passage_prefix = ""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        from odoo.addons.pv_kb.scripts.ollama_standin import OllamaStandIn
+
+        cls.standin = OllamaStandIn(embed_models=dict(cls.embed_models), request_overhead_ms=0).start()
+        cls.addClassCleanup(cls.standin.stop)
+        cls.set_settings(ollama_url=cls.standin.url, embedding_model=cls.embedding_model, chat_model="standin-chat",
+                         query_prefix=cls.query_prefix, passage_prefix=cls.passage_prefix, embed_batch_size=16,
+                         read_timeout=10, connect_timeout=2, answer_time_limit=20)
+
+    @classmethod
+    def set_settings(cls, **values):
+        params = cls.env["ir.config_parameter"].sudo()
+        for key, value in values.items():
+            params.set_param(f"pv_kb.{key}", value)
+
+    def setUp(self):
+        super().setUp()
+        self.standin.reset()
+
+    def import_demo(self):
+        files = self.importer._read_source(path=DEMO_KB)
+        result = self.importer.run(files, source_name="demo")
+        self.assertTrue(result.ok, result.report)
+        return result
+
+    def embed_all(self):
+        return self.env["pv.kb.chunk"]._embed_pending()
+
+

@@ -1,6 +1,5 @@
 import base64
 import io
-import os
 import stat
 import zipfile
 from unittest.mock import patch
@@ -9,9 +8,7 @@ from odoo.exceptions import AccessError, UserError
 from odoo.tests import new_test_user, tagged
 from odoo.tools import mute_logger
 
-from .common import KbCase, batch_files, entry_md, zip_bytes
-
-DEMO_KB = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "demo_kb", "wissensbasis")
+from .common import DEMO_KB, KbCase, batch_files, entry_md, zip_bytes
 
 
 def three_entries(**overrides):

@@ -386,3 +386,11 @@ def test_e5_cache_serves_repeated_texts_without_the_model(tmp_path, monkeypatch)
     assert again == list(reversed(first))
     assert tokens_again == tokens
     assert len(first[0]) == sim.E5_DIM
+
+
+def test_hash_backend_with_another_dimension():
+    with OllamaStandIn(embed_models={"h": "hash:1024"}, request_overhead_ms=0) as server:
+        data = requests.post(server.url + "/api/embed", json={"model": "h", "input": ["Urlaub"]}, timeout=5).json()
+        assert len(data["embeddings"][0]) == 1024
+    with pytest.raises(ValueError):
+        OllamaStandIn(embed_models={"h": "e5:12"})

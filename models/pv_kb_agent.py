@@ -1,0 +1,246 @@
+"""The grounded question-answering service: retrieve, gate, ground, generate, validate, log.
+
+Rules and checks are pure functions in ``lib/grounding.py`` and ``lib/gate.py``;
+this model wires them to the retriever, the Ollama client and the question log.
+"""
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+
+from odoo import api, models
+
+from ..lib import gate, grounding, ollama
+
+_logger = logging.getLogger(__name__)
+
+MAX_QUESTION_CHARS = 2000
+MAX_BLOCKS = 12
+CONTEXT_CHARS = 24000
+
+
+@dataclass
+class AgentAnswer:
+    status: str                       # beantwortet | verweigert | unsicher | notbetrieb | fehler
+    answer: str
+    cited_ids: list = field(default_factory=list)
+    retrieved_ids: list = field(default_factory=list)
+    violations: list = field(default_factory=list)
+    notice: str | None = None
+    conflicts: list = field(default_factory=list)
+    timings: dict = field(default_factory=dict)
+    regenerations: int = 0
+    prompt_tokens: int = 0
+    answer_tokens: int = 0
+    query: object = None              # pv.kb.query record
+    retrieval: object = None          # RetrievalResult
+
+
+class PvKbAgent(models.AbstractModel):
+    _name = "pv.kb.agent"
+    _description = "Knowledge base assistant"
+
+    # --- context ---------------------------------------------------------------
+    @api.model
+    def _blocks(self, retrieval):
+        """Context blocks: the retrieved chunks of each entry, plus its Kernwerte for value questions."""
+        Retriever = self.env["pv.kb.retriever"]
+        chunks = dict(retrieval.chunks)
+        wanted = [e.entry_id for e in retrieval.entries]
+        extra_keys = ["kernwerte"] if retrieval.plan and retrieval.plan.is_value_question else []
+        expansions = [e.entry_id for e in retrieval.entries if e.expansion or not e.chunk_ids]
+        if extra_keys or expansions:
+            for cid, row in Retriever._entry_chunks(wanted, ["kernwerte", "zusammenfassung"]).items():
+                if row["section_key"] in extra_keys or (row["kb_id"] in expansions):
+                    chunks.setdefault(cid, row)
+        blocks = []
+        for rank, entry in enumerate(retrieval.entries):
+            info = retrieval.entry_info.get(entry.entry_id)
+            if not info:
+                continue
+            own = sorted((c for c in chunks.items() if c[1]["kb_id"] == entry.entry_id), key=lambda c: c[1]["position"])
+            for _cid, row in own:
+                blocks.append(grounding.ContextBlock(
+                    entry_id=entry.entry_id, title=info["title"], stand=info["stand"] or "", topic=info["topic"] or "",
+                    source=info["source"] or "", heading_path=row["heading_path"] or "", text=row["text"] or "",
+                    section_key=row["section_key"], score=entry.score - rank * 1e-6, expansion=entry.expansion))
+        return blocks[: MAX_BLOCKS * 2]
+
+    @api.model
+    def _conflicts(self, retrieval):
+        kb_ids = [e.entry_id for e in retrieval.entries]
+        kernwerte = {}
+        for row in self.env["pv.kb.retriever"]._entry_chunks(kb_ids, ["kernwerte"]).values():
+            kernwerte[row["kb_id"]] = (kernwerte.get(row["kb_id"], "") + "\n" + (row["text"] or "")).strip()
+        facts = [grounding.EntryFacts(entry_id=i, title=info["title"], stand=info["stand"] or "",
+                                      topic=info["topic"] or "", legal_bases=info["legal_bases"],
+                                      kernwerte_text=kernwerte.get(i, ""))
+                 for i, info in retrieval.entry_info.items() if i in kb_ids]
+        return grounding.detect_conflicts(facts)
+
+    # --- the one entry point ------------------------------------------------------
+    @api.model
+    def ask(self, question, conversation=None, filters=None, *, on_delta=None, on_retrieved=None, deadline=None,
+            log=True, mode="hybrid"):
+        """Answer ``question`` from the knowledge base only.
+
+        ``on_delta(text)`` receives streamed answer text (``on_delta(None)`` = discard what was
+        streamed, a regeneration follows); ``deadline`` is a ``time.monotonic()`` limit for the
+        model. Never raises for Ollama trouble: the answer degrades instead.
+        """
+        started = time.perf_counter()
+        settings = self.env["pv.kb.settings"]._get()
+        question = (question or "").strip()[:MAX_QUESTION_CHARS]
+        deadline = deadline or (time.monotonic() + settings["answer_time_limit"])
+        history = conversation._history() if conversation else []
+        query = grounding.standalone_query(question, history) if history else question
+        try:
+            retrieval = self.env["pv.kb.retriever"].retrieve(question, query=query, mode=mode, filters=filters,
+                                                              settings=settings)
+            if on_retrieved:
+                on_retrieved(retrieval)
+            # the model may take at most what is left of the answer time limit
+            client = self.env["pv.kb.settings"]._client(dict(settings, read_timeout=max(
+                1.0, min(settings["read_timeout"], deadline - time.monotonic()))))
+            try:
+                result = self._answer(question, retrieval, history, settings, client, on_delta, deadline)
+            finally:
+                client.close()
+        except Exception:
+            _logger.exception("pv_kb: answering failed")
+            raise
+        result.retrieval = retrieval
+        result.retrieved_ids = retrieval.entry_ids
+        result.timings.update({k: v for k, v in retrieval.timings.items() if k in ("embed_ms", "retrieve_ms")})
+        result.timings["total_ms"] = (time.perf_counter() - started) * 1000
+        if log:
+            result.query = self._log(question, query, conversation, retrieval, result, settings)
+        return result
+
+    def _answer(self, question, retrieval, history, settings, client, on_delta, deadline):
+        timings = {}
+        verdict = gate.decide(gate.Evidence.from_retrieval(retrieval))
+        if verdict.refuse:
+            return AgentAnswer(status="verweigert", answer=gate.refusal_answer(verdict), timings=timings)
+        t0 = time.perf_counter()
+        blocks = self._blocks(retrieval)
+        conflicts = self._conflicts(retrieval)
+        messages = grounding.build_messages(question, blocks, conflicts, history)
+        timings["prompt_ms"] = (time.perf_counter() - t0) * 1000
+        if isinstance(retrieval.ollama_error, (ollama.OllamaUnreachable, ollama.OllamaTimeout)):
+            # the server failed already for the query embedding: do not wait for it a second time
+            return self._degraded(question, blocks, conflicts, timings, retrieval.ollama_error)
+        regenerations = 0
+        prompt_tokens = answer_tokens = 0
+        generate_ms = validate_ms = 0.0
+        violations_first = []
+        while True:
+            t0 = time.perf_counter()
+            try:
+                chat = self._generate(messages, settings, client, on_delta, deadline)
+            except ollama.OllamaError as exc:
+                timings["generate_ms"] = generate_ms + (time.perf_counter() - t0) * 1000
+                if on_delta:
+                    on_delta(None)
+                return self._degraded(question, blocks, conflicts, timings, exc, regenerations)
+            generate_ms += (time.perf_counter() - t0) * 1000
+            prompt_tokens += chat.prompt_eval_count
+            answer_tokens += chat.eval_count
+            t0 = time.perf_counter()
+            validation = grounding.validate_answer(chat.content, blocks, conflicts)
+            validate_ms += (time.perf_counter() - t0) * 1000
+            if validation.ok or regenerations >= 1:
+                break
+            violations_first = validation.violations
+            regenerations += 1
+            if on_delta:
+                on_delta(None)
+            messages = grounding.build_messages(question, blocks, conflicts, history,
+                                                strict_note=grounding.strict_instruction(validation))
+        t0 = time.perf_counter()
+        # what is shown cites retrieved entries only (checked again here, whatever the model wrote)
+        answer, unknown = grounding.strip_unknown_citations(chat.content.strip(), retrieval.entry_ids)
+        missing_side = [v for v in validation.violations if v.code == "conflict_side_missing"]
+        if missing_side:
+            answer = grounding.add_conflict_note(answer, conflicts, validation.cited_ids)
+        if validation.refused:
+            status = "verweigert"
+        elif all(v.code in grounding.WARNING_CODES or v.code == "conflict_side_missing"
+                 for v in validation.violations):
+            status = "beantwortet"
+        else:
+            status = "unsicher"
+        validate_ms += (time.perf_counter() - t0) * 1000
+        timings.update({"generate_ms": generate_ms, "validate_ms": validate_ms})
+        if unknown:
+            status = "unsicher"
+        return AgentAnswer(
+            status=status, answer=answer,
+            cited_ids=grounding.extract_citations(answer),
+            violations=[f"{v.code}: {v.detail}" for v in validation.violations],
+            notice=retrieval.degraded, conflicts=conflicts, timings=timings, regenerations=regenerations,
+            prompt_tokens=prompt_tokens, answer_tokens=answer_tokens)
+
+    def _degraded(self, question, blocks, conflicts, timings, exc, regenerations=0):
+        _logger.warning("pv_kb: chat model unavailable, extractive answer: %s", exc)
+        answer = grounding.extractive_answer(question, blocks)
+        return AgentAnswer(
+            status="notbetrieb", answer=answer,
+            cited_ids=grounding.extract_citations(answer), conflicts=conflicts, timings=timings,
+            notice=self.env._("The AI service is not available (%(reason)s). Shown are the best matching "
+                              "passages of the knowledge base, without an AI answer.", reason=exc.message),
+            regenerations=regenerations)
+
+    @api.model
+    def _generate(self, messages, settings, client, on_delta, deadline):
+        options = {"temperature": 0.1}
+        expected = sum(ollama.estimate_tokens(m["content"]) for m in messages)
+        num_ctx = max(2048, min(settings["num_ctx"] * 4, int(expected * 1.3) + 1024))
+        if on_delta is None:
+            if time.monotonic() >= deadline:
+                raise ollama.OllamaTimeout(self.env._("The time limit for the answer was reached."))
+            return client.chat(settings["chat_model"], messages, options=options, num_ctx=num_ctx,
+                               expected_prompt_tokens=expected)
+        result = None
+        for piece in client.chat_stream(settings["chat_model"], messages, options=options, num_ctx=num_ctx,
+                                        expected_prompt_tokens=expected, deadline=deadline):
+            if piece.delta:
+                on_delta(piece.delta)
+            if piece.done:
+                result = piece.result
+        if result is None:
+            raise ollama.OllamaBadResponse(self.env._("The answer stream ended without a result."))
+        return result
+
+    # --- the question log ------------------------------------------------------------
+    @api.model
+    def _log(self, question, query, conversation, retrieval, result, settings):
+        retrieved = [{"kb_id": e.entry_id, "score": round(e.score, 6), "signals": e.signals,
+                      "section": e.best_section, "expansion": e.expansion} for e in retrieval.entries]
+        t = result.timings
+        return self.env["pv.kb.query"].sudo().create({
+            "question": question,
+            "standalone_query": query,
+            "conversation_id": conversation.id if conversation else False,
+            "user_id": self.env.uid,
+            "answer": result.answer,
+            "status": result.status,
+            "notice": result.notice or False,
+            "mode": retrieval.mode,
+            "cited_ids": ", ".join(result.cited_ids) or False,
+            "retrieved_ids": ", ".join(retrieval.entry_ids) or False,
+            "retrieved_json": json.dumps(retrieved, ensure_ascii=False),
+            "violations": "\n".join(result.violations) or False,
+            "settings_json": json.dumps({k: settings[k] for k in ("ollama_url", "embedding_model", "chat_model",
+                                                                 "top_k", "rrf_k", "num_ctx")}),
+            "embedding_model": settings["embedding_model"],
+            "chat_model": settings["chat_model"],
+            "time_embed_ms": t.get("embed_ms", 0.0),
+            "time_retrieve_ms": t.get("retrieve_ms", 0.0),
+            "time_generate_ms": t.get("generate_ms", 0.0),
+            "time_validate_ms": t.get("validate_ms", 0.0) + t.get("prompt_ms", 0.0),
+            "time_total_ms": t.get("total_ms", 0.0),
+            "prompt_tokens": result.prompt_tokens,
+            "answer_tokens": result.answer_tokens,
+            "regenerations": result.regenerations,
+        })

@@ -1,0 +1,73 @@
+"""Evaluation on a gold set: the same code for `odoo-bin … pv_kb eval` and the Odoo test."""
+import time
+
+from odoo import api, models
+
+from ..lib import evaluation, grounding
+
+MODES = ("hybrid", "dense", "fts")
+
+
+class PvKbEvaluator(models.AbstractModel):
+    _name = "pv.kb.evaluator"
+    _description = "Knowledge base evaluation"
+
+    @api.model
+    def run(self, gold, *, modes=("hybrid",), k=8, answers=False, progress=None):
+        """Retrieval metrics per mode (and answer metrics for the first mode when ``answers``).
+
+        ``gold``: list of evaluation.GoldQuestion.  Returns {"modes": {mode: metrics}, "answers": metrics|None,
+        "settings": {...}, "misses": {mode: [(question id, expected, got)]}}.
+        """
+        settings = self.env["pv.kb.settings"]._get()
+        retriever = self.env["pv.kb.retriever"]
+        client = self.env["pv.kb.settings"]._client(settings)
+        out = {"modes": {}, "misses": {}, "answers": None, "answer_details": []}
+        try:
+            for mode in modes:
+                items, embed_ms, retrieve_ms, degraded = [], [], [], set()
+                for n, q in enumerate(gold, 1):
+                    result = retriever.retrieve(q.question, mode=mode, k=k, settings=settings, client=client,
+                                                expand=False)
+                    if result.degraded:
+                        degraded.add(result.degraded)
+                    items.append((q, result.entry_ids))
+                    embed_ms.append(result.timings.get("embed_ms", 0.0))
+                    retrieve_ms.append(result.timings["retrieve_ms"])
+                    if progress:
+                        progress(f"{mode}: {n}/{len(gold)}")
+                metrics = evaluation.retrieval_metrics(items, k=k)
+                metrics["latency_retrieve_ms"] = evaluation.latency_stats(retrieve_ms)
+                metrics["latency_embed_ms"] = evaluation.latency_stats(embed_ms)
+                metrics["degraded"] = sorted(degraded)
+                out["modes"][mode] = metrics
+                out["misses"][mode] = [(q.id, q.expected_ids, got[:k]) for q, got in items
+                                       if q.expected_ids and not set(q.expected_ids) & set(got[:k])]
+            if answers:
+                out["answers"], out["answer_details"] = self._answers(gold, progress)
+        finally:
+            client.close()
+        out["settings"] = {key: settings[key] for key in (
+            "ollama_url", "embedding_model", "chat_model", "query_prefix", "passage_prefix", "top_k", "rrf_k")}
+        out["settings"]["k"] = k
+        return out
+
+    @api.model
+    def _answers(self, gold, progress=None):
+        agent = self.env["pv.kb.agent"]
+        records, details = [], []
+        for n, q in enumerate(gold, 1):
+            t0 = time.perf_counter()
+            result = agent.ask(q.question, log=False)
+            total_ms = (time.perf_counter() - t0) * 1000
+            conflict_ids = {i for c in result.conflicts for i in c.entry_ids} or None
+            records.append(evaluation.AnswerRecord(
+                gold=q, retrieved_ids=result.retrieved_ids,
+                cited_ids=grounding.extract_citations(result.answer), answer_text=result.answer,
+                refused=result.status == "verweigert", conflict_ids_marked=conflict_ids,
+                latency_retrieval_ms=result.timings.get("retrieve_ms", 0.0), latency_total_ms=total_ms))
+            details.append({"id": q.id, "status": result.status, "cited": result.cited_ids,
+                            "violations": result.violations})
+            if progress:
+                progress(f"answers: {n}/{len(gold)}")
+        return evaluation.answer_metrics(records), details

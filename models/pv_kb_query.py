@@ -1,0 +1,87 @@
+import json
+
+from odoo import api, fields, models
+
+STATUSES = [
+    ("beantwortet", "Answered"),
+    ("verweigert", "Refused"),
+    ("unsicher", "Unverified"),
+    ("fehler", "Error"),
+    ("notbetrieb", "Emergency mode"),
+]
+
+
+class PvKbConversation(models.Model):
+    _name = "pv.kb.conversation"
+    _description = "Knowledge base conversation"
+    _order = "write_date desc, id desc"
+
+    name = fields.Char(required=True)
+    user_id = fields.Many2one("res.users", required=True, default=lambda self: self.env.user, index=True,
+                              ondelete="cascade")
+    query_ids = fields.One2many("pv.kb.query", "conversation_id", "Questions")
+    query_count = fields.Integer(compute="_compute_query_count")
+
+    @api.depends("query_ids")
+    def _compute_query_count(self):
+        for conversation in self:
+            conversation.query_count = len(conversation.query_ids)
+
+    def _history(self, max_turns=6):
+        """Last turns as chat messages (oldest first), for the follow-up handling."""
+        self.ensure_one()
+        turns = self.query_ids.sorted("id")[-max_turns:]
+        messages = []
+        for q in turns:
+            messages.append({"role": "user", "content": q.question})
+            messages.append({"role": "assistant", "content": q.answer or ""})
+        return messages
+
+
+class PvKbQuery(models.Model):
+    """One question and its answer, with what was retrieved, cited and how long each stage took."""
+
+    _name = "pv.kb.query"
+    _description = "Knowledge base question"
+    _order = "id desc"
+    _rec_name = "question"
+
+    question = fields.Text(required=True, readonly=True)
+    standalone_query = fields.Text("Search query", readonly=True,
+                                   help="The question as searched, enriched from the conversation for follow-ups.")
+    conversation_id = fields.Many2one("pv.kb.conversation", index=True, ondelete="cascade", readonly=True)
+    user_id = fields.Many2one("res.users", required=True, default=lambda self: self.env.user, index=True,
+                              readonly=True, ondelete="cascade")
+    answer = fields.Text(readonly=True)
+    status = fields.Selection(STATUSES, required=True, readonly=True, index=True)
+    notice = fields.Char(readonly=True)
+    mode = fields.Char("Retrieval mode", readonly=True)
+    cited_ids = fields.Char("Cited entries", readonly=True)
+    retrieved_json = fields.Text("Retrieved (JSON)", readonly=True)
+    retrieved_ids = fields.Char("Retrieved entries", readonly=True)
+    violations = fields.Text(readonly=True)
+    settings_json = fields.Text("Models and settings (JSON)", readonly=True)
+    embedding_model = fields.Char(readonly=True)
+    chat_model = fields.Char(readonly=True)
+    time_embed_ms = fields.Float("Embed (ms)", readonly=True, digits=(16, 1))
+    time_retrieve_ms = fields.Float("Retrieve (ms)", readonly=True, digits=(16, 1))
+    time_generate_ms = fields.Float("Generate (ms)", readonly=True, digits=(16, 1))
+    time_validate_ms = fields.Float("Validate (ms)", readonly=True, digits=(16, 1))
+    time_total_ms = fields.Float("Total (ms)", readonly=True, digits=(16, 1))
+    prompt_tokens = fields.Integer(readonly=True)
+    answer_tokens = fields.Integer(readonly=True)
+    regenerations = fields.Integer(readonly=True)
+    feedback = fields.Selection([("up", "👍"), ("down", "👎")], readonly=True)
+    feedback_comment = fields.Text(readonly=True)
+
+    def _retrieved(self):
+        self.ensure_one()
+        return json.loads(self.retrieved_json or "[]")
+
+    def _set_feedback(self, rating, comment=None):
+        self.ensure_one()
+        if rating not in ("up", "down"):
+            raise ValueError(rating)
+        # users may rate their own questions only (record rules restrict read; write goes through sudo here)
+        self.check_access("read")
+        self.sudo().write({"feedback": rating, "feedback_comment": comment or False})

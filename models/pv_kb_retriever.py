@@ -1,0 +1,291 @@
+"""Hybrid retrieval: dense (pgvector) + German full text (tsvector), fused to entries.
+
+The ranking logic lives in ``lib/fusion.py`` and ``lib/text_de.py``; this
+model only runs the two SQL queries and feeds them the question.
+"""
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+
+from pgvector import Vector
+
+from odoo import api, models
+from odoo.tools import SQL
+
+from ..lib import fusion, ollama, text_de
+
+_logger = logging.getLogger(__name__)
+
+MODES = ("hybrid", "dense", "fts")
+CANDIDATES = 50          # chunks per signal before fusion
+QUERY_EMBED_TIMEOUT = 15.0
+_CACHE_LOCK = threading.Lock()
+_LEXICON_CACHE = {}      # dbname -> (version, Lexicon)
+_SYNONYM_CACHE = {}      # dbname -> (version, SynonymTable)
+
+
+@dataclass
+class RetrievalResult:
+    question: str
+    query: str                       # the text searched (standalone query)
+    mode: str                        # mode actually used
+    entries: list                    # fusion.EntryResult, best first (expansions marked)
+    chunks: dict                     # chunk id -> dict(kb_id, section_key, heading_path, text, position)
+    entry_info: dict                 # kb_id -> dict(id, title, stand, topic, source, cross_refs, legal_bases)
+    plan: object = None              # text_de.QueryPlan
+    degraded: str | None = None      # German notice when a signal was unavailable
+    ollama_error: Exception | None = None
+    evidence: dict = field(default_factory=dict)   # for lib.gate
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def entry_ids(self):
+        return [e.entry_id for e in self.entries]
+
+
+class PvKbRetriever(models.AbstractModel):
+    _name = "pv.kb.retriever"
+    _description = "Knowledge base retrieval"
+
+    # --- cached German text resources ---------------------------------------
+    @api.model
+    def _index_version(self):
+        return self.env["ir.config_parameter"].sudo().get_param("pv_kb.index_version", "0")
+
+    @api.model
+    def _bump_index_version(self):
+        params = self.env["ir.config_parameter"].sudo()
+        params.set_param("pv_kb.index_version", str(int(params.get_param("pv_kb.index_version", "0")) + 1))
+
+    @api.model
+    def _lexicon(self):
+        key, version = self.env.cr.dbname, self._index_version()
+        cached = _LEXICON_CACHE.get(key)
+        if cached and cached[0] == version:
+            return cached[1]
+        self.env.cr.execute("""
+            SELECT c.text, c.heading_path, e.name FROM pv_kb_chunk c JOIN pv_kb_entry e ON e.id = c.entry_id
+             WHERE e.active""")
+        lexicon = text_de.build_lexicon(" ".join(filter(None, row)) for row in self.env.cr.fetchall())
+        with _CACHE_LOCK:
+            _LEXICON_CACHE[key] = (version, lexicon)
+        return lexicon
+
+    @api.model
+    def _synonyms(self):
+        self.env["pv.kb.synonym"].flush_model()
+        self.env.cr.execute("SELECT count(*), max(write_date) FROM pv_kb_synonym WHERE active")
+        version = self.env.cr.fetchone()
+        key = self.env.cr.dbname
+        cached = _SYNONYM_CACHE.get(key)
+        if cached and cached[0] == version:
+            return cached[1]
+        table = text_de.parse_synonyms(self.env["pv.kb.synonym"].sudo()._rows())
+        with _CACHE_LOCK:
+            _SYNONYM_CACHE[key] = (version, table)
+        return table
+
+    # --- index side ------------------------------------------------------------
+    @api.model
+    def _index_chunks(self, chunk_ids=None):
+        """Compute ``search_tsv`` for chunks with compound parts (text_de) and field weights.
+
+        A = entry id, title, tags, legal bases, topic; B = heading; D = text.
+        """
+        self.env.flush_all()
+        self._bump_index_version()
+        lexicon = self._lexicon()
+        where = SQL("c.id = ANY(%s)", list(chunk_ids)) if chunk_ids is not None else SQL("TRUE")
+        self.env.cr.execute(SQL("""
+            SELECT c.id, concat_ws(' ', e.kb_id, e.name, e.topic,
+                       (SELECT string_agg(t.name, ' ') FROM pv_kb_entry_tag_rel r JOIN pv_kb_tag t ON t.id = r.tag_id
+                         WHERE r.entry_id = e.id),
+                       (SELECT string_agg(b.name, ' ') FROM pv_kb_entry_legal_basis_rel r
+                          JOIN pv_kb_legal_basis b ON b.id = r.basis_id WHERE r.entry_id = e.id)),
+                   coalesce(c.heading_path, ''), coalesce(c.text, '')
+              FROM pv_kb_chunk c JOIN pv_kb_entry e ON e.id = c.entry_id WHERE %s""", where))
+        rows = self.env.cr.fetchall()
+        ids, heads, headings, bodies = [], [], [], []
+        for chunk_id, head, heading, body in rows:
+            ids.append(chunk_id)
+            heads.append(text_de.index_text(head, lexicon))
+            headings.append(text_de.index_text(heading, lexicon))
+            bodies.append(text_de.index_text(body, lexicon))
+        if not ids:
+            return 0
+        self.env.cr.execute("""
+            UPDATE pv_kb_chunk c SET search_tsv =
+                   setweight(to_tsvector('german', v.head), 'A')
+                || setweight(to_tsvector('german', v.heading), 'B')
+                || setweight(to_tsvector('german', v.body), 'D')
+              FROM unnest(%s::int[], %s::text[], %s::text[], %s::text[]) AS v(id, head, heading, body)
+             WHERE c.id = v.id""", [ids, heads, headings, bodies])
+        return len(ids)
+
+    # --- query side ------------------------------------------------------------
+    @api.model
+    def _filter_sql(self, filters):
+        filters = filters or {}
+        parts = [SQL("e.active")]
+        if filters.get("topics"):
+            parts.append(SQL("e.topic = ANY(%s)", list(filters["topics"])))
+        if filters.get("source_kinds"):
+            parts.append(SQL("e.source_kind = ANY(%s)", list(filters["source_kinds"])))
+        if filters.get("stand_from"):
+            parts.append(SQL("e.stand_date >= %s", filters["stand_from"]))
+        if filters.get("stand_to"):
+            parts.append(SQL("e.stand_date <= %s", filters["stand_to"]))
+        return SQL(" AND ").join(parts), bool(filters)
+
+    @api.model
+    def _dense_hits(self, vector, filters=None, limit=CANDIDATES):
+        # ORDER BY distance on the chunk table alone, so that the HNSW index serves it; entry filters
+        # go into a semi-join that pgvector's iterative scan keeps filling (pgvector >= 0.8)
+        where = SQL("c.entry_active AND c.embedding IS NOT NULL")
+        if filters:
+            entry_where, _filtered = self._filter_sql(filters)
+            where = SQL("%s AND c.entry_id IN (SELECT e.id FROM pv_kb_entry e WHERE %s)", where, entry_where)
+            self.env.cr.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        self.env.cr.execute(SQL("SET LOCAL hnsw.ef_search = %s", max(limit, 40)))
+        literal = Vector(vector).to_text()
+        self.env.cr.execute(SQL("""
+            SELECT c.id, c.kb_id, c.section_key, c.embedding <=> %s::vector AS distance
+              FROM pv_kb_chunk c
+             WHERE %s
+             ORDER BY c.embedding <=> %s::vector
+             LIMIT %s""", literal, where, literal, limit))
+        rows = sorted(self.env.cr.fetchall(), key=lambda r: (r[3], r[0]))
+        return [fusion.ChunkHit(chunk_id=cid, entry_id=kb_id, section_key=key, rank=i + 1, score=1.0 - dist)
+                for i, (cid, kb_id, key, dist) in enumerate(rows)]
+
+    @api.model
+    def _fts_hits(self, tsquery, filters=None, limit=CANDIDATES):
+        if not tsquery:
+            return []
+        where, _filtered = self._filter_sql(filters)
+        # ts_rank with normalisation 1 (divide by 1 + log(length)): long sections do not win by size alone
+        self.env.cr.execute(SQL("""
+            SELECT c.id, e.kb_id, c.section_key, ts_rank('{0.1, 0.2, 0.4, 1.0}', c.search_tsv, q, 1) AS rank
+              FROM pv_kb_chunk c JOIN pv_kb_entry e ON e.id = c.entry_id, to_tsquery('german', %s) q
+             WHERE c.search_tsv @@ q AND %s
+             ORDER BY rank DESC, c.id
+             LIMIT %s""", tsquery, where, limit))
+        return [fusion.ChunkHit(chunk_id=cid, entry_id=kb_id, section_key=key, rank=i + 1, score=rank)
+                for i, (cid, kb_id, key, rank) in enumerate(self.env.cr.fetchall())]
+
+    @api.model
+    def _query_vector(self, text, settings, client=None):
+        own = client is None
+        # a query embedding is one short text: never wait as long as for a batch
+        client = client or self.env["pv.kb.settings"]._client(dict(settings, read_timeout=min(
+            settings["read_timeout"], QUERY_EMBED_TIMEOUT)))
+        try:
+            return client.embed(settings["embedding_model"], [settings["query_prefix"] + text]).vectors[0]
+        finally:
+            if own:
+                client.close()
+
+    @api.model
+    def retrieve(self, question, *, mode="hybrid", k=None, filters=None, query=None, settings=None, client=None,
+                 expand=True):
+        """Best entries for ``question`` (``query`` = text to search if it differs, e.g. a follow-up)."""
+        if mode not in MODES:
+            raise ValueError(f"unknown retrieval mode {mode!r}")
+        settings = settings or self.env["pv.kb.settings"]._get()
+        k = k or settings["top_k"]
+        query = query or question
+        started = time.perf_counter()
+        timings = {}
+        lists = {}
+        degraded = error = None
+        used = mode
+        plan = text_de.build_query(query, self._lexicon(), self._synonyms())
+        timings["plan_ms"] = (time.perf_counter() - started) * 1000
+        if mode in ("hybrid", "dense"):
+            t0 = time.perf_counter()
+            try:
+                vector = self._query_vector(query, settings, client)
+                timings["embed_ms"] = (time.perf_counter() - t0) * 1000
+                t0 = time.perf_counter()
+                lists["dense"] = self._dense_hits(vector, filters)
+                timings["dense_ms"] = (time.perf_counter() - t0) * 1000
+            except ollama.OllamaError as exc:
+                error = exc
+                timings["embed_ms"] = (time.perf_counter() - t0) * 1000
+                _logger.info("pv_kb: dense retrieval unavailable, full text only: %s", exc)
+                degraded = self.env._("Semantic search unavailable (%(reason)s): results come from full-text "
+                                      "search only.", reason=exc.message)
+                used = "fts"
+        if mode == "fts" or used == "fts" or mode == "hybrid":
+            t0 = time.perf_counter()
+            lists["fts"] = self._fts_hits(plan.tsquery, filters)
+            timings["fts_ms"] = (time.perf_counter() - t0) * 1000
+        t0 = time.perf_counter()
+        candidate_ids = {h.entry_id for hits in lists.values() for h in hits}
+        info = self._entry_info(candidate_ids)
+        entries = fusion.fuse(lists, k=settings["rrf_k"], stand_dates={i: v["stand_date"] for i, v in info.items()},
+                              prefer_kernwerte=plan.is_value_question, top_n=k)
+        if expand and entries:
+            cross = {i: v["cross_refs"] for i, v in info.items()}
+            entries = fusion.expand_cross_refs(entries, cross, known=self._active_ids(
+                {r for refs in cross.values() for r in refs}))
+            info.update(self._entry_info({e.entry_id for e in entries} - set(info)))
+        chunks = self._chunk_rows([cid for e in entries for cid in e.chunk_ids])
+        timings["fuse_ms"] = (time.perf_counter() - t0) * 1000
+        timings["retrieve_ms"] = (time.perf_counter() - started) * 1000 - timings.get("embed_ms", 0.0)
+        evidence = {
+            "fts_hits": len(lists.get("fts", [])),
+            "dense_best": lists["dense"][0].score if lists.get("dense") else None,
+            "has_terms": bool(plan.tsquery),
+            "topics": list(dict.fromkeys(info[e.entry_id]["topic"] for e in entries if e.entry_id in info)),
+        }
+        return RetrievalResult(question=question, query=query, mode=used, entries=entries, chunks=chunks,
+                               entry_info=info, plan=plan, degraded=degraded, ollama_error=error,
+                               evidence=evidence, timings=timings)
+
+    @api.model
+    def _active_ids(self, kb_ids):
+        if not kb_ids:
+            return set()
+        self.env.cr.execute("SELECT kb_id FROM pv_kb_entry WHERE active AND kb_id = ANY(%s)", [list(kb_ids)])
+        return {r[0] for r in self.env.cr.fetchall()}
+
+    @api.model
+    def _entry_info(self, kb_ids):
+        if not kb_ids:
+            return {}
+        self.env.cr.execute("""
+            SELECT e.kb_id, e.id, e.name, e.stand, e.stand_date, e.topic, e.source, e.cross_refs,
+                   (SELECT array_agg(b.name ORDER BY b.name) FROM pv_kb_entry_legal_basis_rel r
+                      JOIN pv_kb_legal_basis b ON b.id = r.basis_id WHERE r.entry_id = e.id)
+              FROM pv_kb_entry e WHERE e.kb_id = ANY(%s)""", [list(kb_ids)])
+        return {
+            kb_id: {"id": db_id, "title": name, "stand": stand, "stand_date": stand_date, "topic": topic,
+                    "source": source, "cross_refs": [r for r in (refs or "").split(",") if r],
+                    "legal_bases": bases or []}
+            for kb_id, db_id, name, stand, stand_date, topic, source, refs, bases in self.env.cr.fetchall()
+        }
+
+    @api.model
+    def _chunk_rows(self, chunk_ids):
+        if not chunk_ids:
+            return {}
+        self.env.cr.execute("""
+            SELECT c.id, e.kb_id, c.section_key, c.heading_path, c.text, c.position
+              FROM pv_kb_chunk c JOIN pv_kb_entry e ON e.id = c.entry_id WHERE c.id = ANY(%s)""", [list(chunk_ids)])
+        return {cid: {"kb_id": kb_id, "section_key": key, "heading_path": heading, "text": text, "position": pos}
+                for cid, kb_id, key, heading, text, pos in self.env.cr.fetchall()}
+
+    @api.model
+    def _entry_chunks(self, kb_ids, section_keys=None):
+        """All chunks of the given entries (for expansions and the Kernwerte of conflict checks)."""
+        if not kb_ids:
+            return {}
+        extra = SQL(" AND c.section_key = ANY(%s)", list(section_keys)) if section_keys else SQL("")
+        self.env.cr.execute(SQL("""
+            SELECT c.id, e.kb_id, c.section_key, c.heading_path, c.text, c.position
+              FROM pv_kb_chunk c JOIN pv_kb_entry e ON e.id = c.entry_id
+             WHERE e.kb_id = ANY(%s)%s ORDER BY e.kb_id, c.position""", list(kb_ids), extra))
+        return {cid: {"kb_id": kb_id, "section_key": key, "heading_path": heading, "text": text, "position": pos}
+                for cid, kb_id, key, heading, text, pos in self.env.cr.fetchall()}

@@ -1,0 +1,128 @@
+"""Settings of the knowledge base (ir.config_parameter), with per-run overrides."""
+from odoo import _, api, fields, models
+from odoo.exceptions import UserError
+
+from ..lib import ollama
+
+# key -> (default, type); keys are stored as "pv_kb.<key>"
+DEFAULTS = {
+    "ollama_url": ("http://localhost:11434", str),
+    "embedding_model": ("bge-m3", str),
+    "chat_model": ("qwen3:32b", str),
+    "query_prefix": ("", str),
+    "passage_prefix": ("", str),
+    "top_k": (8, int),
+    "rrf_k": (60, int),
+    "connect_timeout": (3.0, float),
+    "read_timeout": (120.0, float),
+    "embed_batch_size": (32, int),
+    "num_ctx": (8192, int),
+    "answer_time_limit": (90.0, float),
+    "keep_alive": ("30m", str),
+}
+
+
+class PvKbSettings(models.AbstractModel):
+    """One place that reads the settings; ``pv_kb_overrides`` in the context wins (eval/ask commands)."""
+
+    _name = "pv.kb.settings"
+    _description = "Knowledge base settings"
+
+    @api.model
+    def _get(self):
+        params = self.env["ir.config_parameter"].sudo()
+        overrides = self.env.context.get("pv_kb_overrides") or {}
+        values = {}
+        for key, (default, kind) in DEFAULTS.items():
+            raw = overrides.get(key)
+            if raw is None:
+                raw = params.get_param(f"pv_kb.{key}", default)
+            try:
+                values[key] = kind(raw) if raw not in (None, False) else default
+            except (TypeError, ValueError):
+                values[key] = default
+        values["ollama_url"] = values["ollama_url"].rstrip("/")
+        return values
+
+    @api.model
+    def _client(self, settings=None):
+        s = settings or self._get()
+        return ollama.OllamaClient(ollama.OllamaConfig(
+            url=s["ollama_url"], connect_timeout=s["connect_timeout"], read_timeout=s["read_timeout"],
+            keep_alive=s["keep_alive"], num_ctx=s["num_ctx"], embed_batch_size=s["embed_batch_size"]))
+
+
+class ResConfigSettings(models.TransientModel):
+    _inherit = "res.config.settings"
+
+    pv_kb_ollama_url = fields.Char("Ollama URL", config_parameter="pv_kb.ollama_url",
+                                   default=DEFAULTS["ollama_url"][0])
+    pv_kb_embedding_model = fields.Char("Embedding model", config_parameter="pv_kb.embedding_model",
+                                        default=DEFAULTS["embedding_model"][0])
+    pv_kb_chat_model = fields.Char("Chat model", config_parameter="pv_kb.chat_model",
+                                   default=DEFAULTS["chat_model"][0])
+    pv_kb_query_prefix = fields.Char("Query prefix", config_parameter="pv_kb.query_prefix",
+                                     help="E5-style models need 'query: '.")
+    pv_kb_passage_prefix = fields.Char("Passage prefix", config_parameter="pv_kb.passage_prefix",
+                                       help="E5-style models need 'passage: '.")
+    pv_kb_top_k = fields.Integer("Entries per answer (top k)", config_parameter="pv_kb.top_k",
+                                 default=DEFAULTS["top_k"][0])
+    pv_kb_rrf_k = fields.Integer("RRF k", config_parameter="pv_kb.rrf_k", default=DEFAULTS["rrf_k"][0])
+    pv_kb_connect_timeout = fields.Float("Connect timeout (s)", config_parameter="pv_kb.connect_timeout",
+                                         default=DEFAULTS["connect_timeout"][0])
+    pv_kb_read_timeout = fields.Float("Read timeout (s)", config_parameter="pv_kb.read_timeout",
+                                      default=DEFAULTS["read_timeout"][0])
+    pv_kb_embed_batch_size = fields.Integer("Embedding batch size", config_parameter="pv_kb.embed_batch_size",
+                                            default=DEFAULTS["embed_batch_size"][0])
+    pv_kb_num_ctx = fields.Integer("Context window (num_ctx)", config_parameter="pv_kb.num_ctx",
+                                   default=DEFAULTS["num_ctx"][0])
+    pv_kb_answer_time_limit = fields.Float("Answer time limit (s)", config_parameter="pv_kb.answer_time_limit",
+                                           default=DEFAULTS["answer_time_limit"][0])
+    pv_kb_embedding_status = fields.Char("Embeddings", compute="_compute_pv_kb_embedding_status")
+
+    def _compute_pv_kb_embedding_status(self):
+        status = self.env["pv.kb.chunk"].sudo()._embedding_status()
+        for settings in self:
+            settings.pv_kb_embedding_status = self.env._(
+                "%(done)s of %(total)s sections embedded with %(model)s (vector(%(dim)s))",
+                done=status["total"] - status["pending"], total=status["total"], model=status["model"],
+                dim=status["dim"])
+
+    def action_pv_kb_embed_now(self):
+        self.execute()
+        return self.env["pv.kb.chunk"].action_embed_now()
+
+    def action_pv_kb_test_connection(self):
+        """Report server version, whether both models exist, and the embedding dimension."""
+        self.ensure_one()
+        if not self.env.user.has_group("pv_kb.group_pv_kb_manager"):
+            raise UserError(_("Only knowledge base managers can test the connection."))
+        self.execute()   # test what is on screen
+        settings = self.env["pv.kb.settings"]._get()
+        client = self.env["pv.kb.settings"]._client(settings)
+        lines, ok = [], True
+        try:
+            lines.append(_("Ollama %(version)s reachable at %(url)s.", version=client.version(),
+                           url=settings["ollama_url"]))
+            models_ = set(client.tags())
+            for label, name in ((_("Embedding model"), settings["embedding_model"]),
+                                (_("Chat model"), settings["chat_model"])):
+                present = name in models_ or f"{name}:latest" in models_
+                ok = ok and present
+                lines.append(f"{label} {name}: " + (_("installed") if present else _("NOT installed")))
+            if settings["embedding_model"] in models_ or f"{settings['embedding_model']}:latest" in models_:
+                dim = client.embedding_dim(settings["embedding_model"])
+                current = self.env["pv.kb.chunk"]._embedding_dim()
+                lines.append(_("Embedding dimension: %(dim)s (column: %(col)s)", dim=dim, col=current))
+        except ollama.OllamaError as exc:
+            ok = False
+            lines.append(exc.message)
+        finally:
+            client.close()
+        report = "\n".join(lines)
+        return {
+            "type": "ir.actions.client",
+            "tag": "display_notification",
+            "params": {"title": _("Connection test"), "message": report, "sticky": True,
+                       "type": "success" if ok else "warning"},
+        }

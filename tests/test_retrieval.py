@@ -1,0 +1,198 @@
+from unittest.mock import patch
+
+from odoo.tests import tagged
+from odoo.tools import SQL, mute_logger
+
+from odoo.addons.pv_kb.lib import ollama
+
+from .common import StandInCase, batch_files, entry_md
+
+
+def compound_entries():
+    return {
+        "lb-ueb-01": entry_md(
+            "lb-ueb-01", title="Überstundenzuschläge", topic="ueberstunden",
+            summary="Für Überstunden gebührt ein Zuschlag von 50 %. Überstundenzuschläge sind teilweise steuerfrei.",
+            kernwerte="| Wert | Betrag |\n|---|---|\n| Zuschlag | 50 % |"),
+        "lb-url-01": entry_md(
+            "lb-url-01", title="Ersatzleistung für Urlaub", topic="urlaub",
+            summary="Bei Beendigung des Dienstverhältnisses wird nicht verbrauchter Urlaub als Ersatzleistung "
+                    "für Urlaub abgegolten.",
+            kernwerte="| Wert | Betrag |\n|---|---|\n| Anspruch | aliquot |"),
+        "lb-sb-01": entry_md(
+            "lb-sb-01", title="Dienstwagen als Sachbezug", topic="sachbezuege",
+            summary="Die Privatnutzung eines Dienstwagens ist ein Sachbezug von 2 % der Anschaffungskosten.",
+            kernwerte="| Wert | Betrag |\n|---|---|\n| Höchstbetrag | € 960 |"),
+    }
+
+
+@tagged("post_install", "-at_install", "pv_kb", "pv_kb_retrieval")
+class TestEmbedding(StandInCase):
+
+    def test_embeds_every_chunk_once_with_header(self):
+        self.run_import(batch_files(compound_entries()))
+        status = self.env["pv.kb.chunk"]._embedding_status()
+        self.assertEqual(status["pending"], status["total"])
+        result = self.embed_all()
+        self.assertEqual(result["done"], status["total"])
+        self.assertEqual(result["remaining"], 0)
+        self.assertEqual(self.env["pv.kb.chunk"]._embedding_dim(), 1024, "column typed to the model's dimension")
+        embeds = [r for r in self.standin.requests_log if r["path"] == "/api/embed"]
+        self.assertEqual(sum(r["n_inputs"] for r in embeds), status["total"])
+        self.assertEqual(len(embeds), -(-status["total"] // 16), "batched by embed_batch_size")
+        self.assertEqual(self.embed_all()["done"], 0, "nothing left to do")
+        chunk = self.Chunk.search([("kb_id", "=", "lb-ueb-01")], limit=1)
+        self.assertEqual(chunk.embedding_model, "hash-embed")
+        self.assertEqual(chunk.embedded_hash, chunk.content_hash)
+
+    def test_resumes_after_failure_mid_run_without_duplicates_or_gaps(self):
+        self.run_import(batch_files(compound_entries()))
+        total = self.env["pv.kb.chunk"]._embedding_status()["total"]
+        self.set_settings(embed_batch_size=4)
+        self.env["pv.kb.chunk"]._embed_pending(max_batches=1)
+        self.assertEqual(self.env["pv.kb.chunk"]._embedding_status()["pending"], total - 4)
+        self.standin.set_fault("500", paths=["/api/embed"])
+        with self.assertRaises(ollama.OllamaError), mute_logger("pv_kb.ollama"):
+            self.env["pv.kb.chunk"]._embed_pending()
+        self.assertEqual(self.env["pv.kb.chunk"]._embedding_status()["pending"], total - 4,
+                         "a failed batch writes nothing, earlier batches stay")
+        self.standin.set_fault(None)
+        self.standin.reset()
+        self.env["pv.kb.chunk"]._embed_pending()
+        self.assertEqual(self.env["pv.kb.chunk"]._embedding_status()["pending"], 0)
+        embedded = sum(r["n_inputs"] for r in self.standin.requests_log if r["path"] == "/api/embed")
+        self.assertEqual(embedded, total - 4, "the resumed run embeds exactly the chunks that were left")
+
+    def test_changed_text_is_reembedded_and_cron_survives_outage(self):
+        self.run_import(batch_files(compound_entries()))
+        self.embed_all()
+        entries = compound_entries()
+        entries["lb-sb-01"] = entries["lb-sb-01"].replace("€ 960", "€ 720")
+        self.run_import(batch_files(entries))
+        self.assertEqual(self.env["pv.kb.chunk"]._embedding_status()["pending"], 1, "only the changed chunk")
+        self.set_settings(ollama_url="http://127.0.0.1:9")
+        with mute_logger("odoo.addons.pv_kb.models.pv_kb_chunk", "pv_kb.ollama"):
+            self.env["pv.kb.chunk"]._cron_embed()   # logs and returns: the next run resumes
+        self.assertEqual(self.env["pv.kb.chunk"]._embedding_status()["pending"], 1)
+
+    def test_model_switch_to_other_dimension_rebuilds_column_and_keeps_entries(self):
+        self.run_import(batch_files(compound_entries()))
+        self.embed_all()
+        entries_before = self.Entry.search([]).ids
+        from odoo.addons.pv_kb.scripts.ollama_standin import OllamaStandIn
+
+        other = OllamaStandIn(embed_models={"e5-small": "e5"}, request_overhead_ms=0).start()
+        self.addCleanup(other.stop)
+        self.set_settings(ollama_url=other.url, embedding_model="e5-small", passage_prefix="passage: ",
+                          query_prefix="query: ")
+        result = self.embed_all()
+        self.assertEqual(self.env["pv.kb.chunk"]._embedding_dim(), 384)
+        self.assertEqual(result["remaining"], 0)
+        self.assertEqual(self.Entry.search([]).ids, entries_before)
+        self.env.cr.execute("SELECT count(*) FROM pv_kb_chunk WHERE embedding IS NULL")
+        self.assertEqual(self.env.cr.fetchone()[0], 0)
+        self.env.cr.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'pv_kb_chunk_embedding_hnsw_idx'")
+        self.assertIn("hnsw", self.env.cr.fetchone()[0])
+        hits = self.env["pv.kb.retriever"].retrieve("Firmenauto privat nutzen", mode="dense", k=3)
+        self.assertEqual(hits.entry_ids[0], "lb-sb-01")
+
+
+@tagged("post_install", "-at_install", "pv_kb", "pv_kb_retrieval")
+class TestRetrieval(StandInCase):
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.env["pv.kb.importer"].run(batch_files(compound_entries()), source_name="test")
+        cls.env["pv.kb.chunk"]._embed_pending()
+
+    def retrieve(self, question, **kw):
+        return self.env["pv.kb.retriever"].retrieve(question, **kw)
+
+    def test_fulltext_matches_compounds_both_ways(self):
+        split = self.retrieve("Zuschläge für Überstunden", mode="fts", k=3)
+        self.assertEqual(split.entry_ids[0], "lb-ueb-01")
+        joined = self.retrieve("Urlaubsersatzleistung bei Kündigung", mode="fts", k=3)
+        self.assertEqual(joined.entry_ids[0], "lb-url-01")
+
+    def test_synonyms_expand_the_query(self):
+        result = self.retrieve("Firmenauto", mode="fts", k=3)
+        self.assertTrue(result.entry_ids, "Firmenauto -> Dienstwagen via the synonym table")
+        self.assertEqual(result.entry_ids[0], "lb-sb-01")
+        self.env["pv.kb.synonym"].search([("term", "=", "Firmenauto")]).action_archive()
+        self.assertNotIn("lb-sb-01", self.retrieve("Firmenauto", mode="fts", k=3).entry_ids)
+
+    def test_hybrid_modes_and_filters(self):
+        for mode in ("hybrid", "dense", "fts"):
+            with self.subTest(mode):
+                result = self.retrieve("Sachbezug Dienstwagen Privatnutzung", mode=mode, k=3)
+                self.assertEqual(result.mode, mode)
+                self.assertEqual(result.entry_ids[0], "lb-sb-01")
+                self.assertIsNone(result.degraded)
+        filtered = self.retrieve("Sachbezug Dienstwagen", k=3, filters={"topics": ["urlaub"]})
+        self.assertEqual(filtered.entry_ids[:1], ["lb-url-01"])
+        self.assertNotIn("lb-sb-01", filtered.entry_ids)
+
+    def test_falls_back_to_fulltext_when_ollama_is_down(self):
+        self.set_settings(ollama_url="http://127.0.0.1:9")
+        with mute_logger("odoo.addons.pv_kb.models.pv_kb_retriever"):
+            result = self.retrieve("Zuschläge für Überstunden", k=3)
+        self.assertEqual(result.mode, "fts")
+        self.assertIn("nicht erreichbar", result.degraded)
+        self.assertEqual(result.entry_ids[0], "lb-ueb-01")
+        self.assertIsInstance(result.ollama_error, ollama.OllamaUnreachable)
+
+    def test_cross_refs_of_top_entries_are_added_as_marked_expansion(self):
+        entries = compound_entries()
+        entries["lb-sb-01"] = entry_md("lb-sb-01", title="Dienstwagen als Sachbezug", topic="sachbezuege",
+                                       summary="Die Privatnutzung eines Dienstwagens ist ein Sachbezug.",
+                                       cross_refs=["lb-url-01"])
+        self.run_import(batch_files(entries))
+        self.embed_all()
+        result = self.retrieve("Dienstwagen Sachbezug", mode="fts", k=1)
+        self.assertEqual(result.entry_ids[0], "lb-sb-01")
+        expansions = [e for e in result.entries if e.expansion]
+        self.assertEqual([e.entry_id for e in expansions], ["lb-url-01"])
+
+
+@tagged("post_install", "-at_install", "pv_kb", "pv_kb_retrieval")
+class TestVectorIndex(StandInCase):
+    """The dense query the retriever runs is served by the HNSW index (EXPLAIN at a few thousand rows)."""
+
+    def test_dense_query_uses_the_hnsw_index(self):
+        cr = self.env.cr
+        # e5-small's dimension, set through the same code path as a model switch (no rows yet)
+        self.env["pv.kb.chunk"]._ensure_embedding_dim(384)
+        a, b = self.Entry.create([{"kb_id": "lb-vec-01", "name": "A", "topic": "a"},
+                                  {"kb_id": "lb-vec-02", "name": "B", "topic": "b"}])
+        cr.execute("""
+            INSERT INTO pv_kb_chunk (entry_id, kb_id, entry_active, section_key, position, text, content_hash,
+                                     embedding)
+            SELECT CASE WHEN g %% 10 = 0 THEN %s ELSE %s END, CASE WHEN g %% 10 = 0 THEN %s ELSE %s END,
+                   true, 'other', g, 'x', md5(g::text),
+                   (SELECT array_agg(random())::vector(384) FROM generate_series(1, 384) WHERE g > 0)
+              FROM generate_series(1, 4000) g""", [b.id, a.id, b.kb_id, a.kb_id])
+        cr.execute("ANALYZE pv_kb_chunk")
+        explained = []
+        real_execute = type(cr).execute
+
+        def explain_dense(self_, query, params=None, *args, **kwargs):
+            text = query.code if hasattr(query, "code") else str(query)
+            if "ORDER BY c.embedding <=>" in text:
+                real_execute(self_, SQL("EXPLAIN %s", query) if hasattr(query, "code") else "EXPLAIN " + query,
+                             params, *args, **kwargs)
+                explained.append("\n".join(r[0] for r in self_.fetchall()))
+            return real_execute(self_, query, params, *args, **kwargs)
+
+        Retriever = self.env["pv.kb.retriever"]
+        with patch.object(type(cr), "execute", explain_dense):
+            hits = Retriever._dense_hits([0.1] * 384)
+            filtered = Retriever._dense_hits([0.1] * 384, filters={"topics": ["b"]})
+        self.assertEqual(len(explained), 2)
+        self.assertIn("Index Scan using pv_kb_chunk_embedding_hnsw_idx", explained[0])
+        # with a selective entry filter the planner may search the few matching rows exactly instead
+        self.assertEqual(len(hits), 50)
+        self.assertEqual([h.rank for h in hits], list(range(1, 51)))
+        self.assertEqual(hits, sorted(hits, key=lambda h: -h.score))
+        self.assertEqual(len(filtered), 50, "the iterative scan fills the filtered list")
+        self.assertEqual({h.entry_id for h in filtered}, {"lb-vec-02"})
