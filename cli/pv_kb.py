@@ -65,10 +65,10 @@ class Pv_Kb(Command):
 
     @staticmethod
     def _env(dbname):
-        import odoo
         from odoo.modules.registry import Registry
+        from odoo.service.server import load_server_wide_modules
 
-        odoo.service.server.load_server_wide_modules()
+        load_server_wide_modules()
         registry = Registry(dbname)
         if "pv.kb.importer" not in registry:
             sys.stderr.write(f"Das Modul pv_kb ist in der Datenbank {dbname} nicht installiert.\n")

@@ -146,6 +146,8 @@ EOF
 }
 
 odoo_bin() { "$PY" "$ODOO_PATH/odoo-bin" "$@"; }
+# an addon command (odoo-bin finds `pv_kb` only right after --addons-path): pv_kb_cmd import PATH [options]
+pv_kb_cmd() { "$PY" "$ODOO_PATH/odoo-bin" --addons-path="$ODOO_PATH/addons,$ADDONS_DIR" pv_kb "$@" -c "$ODOO_CONF"; }
 
 ensure_all() {
     ensure_odoo || true

@@ -31,7 +31,7 @@ else
         || die "Aktualisierung fehlgeschlagen, siehe $LOGDIR/setup-update.log"
 fi
 say "Demo-Wissensbasis wird importiert"
-odoo_bin -c "$ODOO_CONF" -d "$PV_KB_DB" pv_kb import "$REPO/data/demo_kb/wissensbasis" --log-level=warn \
+pv_kb_cmd import "$REPO/data/demo_kb/wissensbasis" -d "$PV_KB_DB" --log-level=warn \
     || die "Import der Demo-Wissensbasis fehlgeschlagen"
 
 if ((serve)); then

@@ -1,2 +1,3 @@
 from . import test_import
 from . import test_retrieval
+from . import test_agent

