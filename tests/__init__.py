@@ -1,3 +1,4 @@
 from . import test_import
 from . import test_retrieval
 from . import test_agent
+from . import test_controllers

@@ -1,0 +1,85 @@
+import json
+
+from odoo.tests import HttpCase, new_test_user, tagged
+from odoo.tests.common import JsonRpcException
+
+from .common import StandInCase, batch_files
+from .test_agent import agent_entries
+
+
+@tagged("post_install", "-at_install", "pv_kb", "pv_kb_http")
+class TestChatEndpoints(StandInCase, HttpCase):
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.env["pv.kb.importer"].run(batch_files(agent_entries()), source_name="http")
+        cls.env["pv.kb.chunk"]._embed_pending()
+        cls.kb_user = new_test_user(cls.env, "kb_http_user", groups="pv_kb.group_pv_kb_user")
+        cls.outsider = new_test_user(cls.env, "kb_http_outsider", groups="base.group_user")
+
+    def stream(self, question, conversation_id=None, csrf=True):
+        body = {"question": question, "conversation_id": conversation_id}
+        if csrf:
+            body["csrf_token"] = self.csrf_token()
+        response = self.url_open("/pv_kb/ask/stream", data=json.dumps(body),
+                                 headers={"Content-Type": "application/json"}, timeout=60)
+        if response.status_code != 200:
+            return response, []
+        return response, [json.loads(line) for line in response.text.splitlines() if line.strip()]
+
+    def csrf_token(self):
+        """The token the web client gets (odoo.csrf_token in the backend page)."""
+        page = self.url_open("/odoo", timeout=30).text
+        return page.split('csrf_token: "', 1)[1].split('"', 1)[0]
+
+    def test_stream_meta_deltas_final_and_log(self):
+        self.authenticate("kb_http_user", "kb_http_user")
+        response, events = self.stream("Wie hoch ist der Freibetrag für Sonderzahlungen?")
+        self.assertEqual(response.status_code, 200)
+        self.assertTrue(response.headers["Content-Type"].startswith("application/x-ndjson"))
+        kinds = [e["type"] for e in events]
+        self.assertEqual(kinds[0], "meta")
+        self.assertEqual(kinds[-1], "final")
+        self.assertIn("delta", kinds)
+        final = events[-1]
+        streamed = "".join(e["text"] for e in events if e["type"] == "delta")
+        self.assertEqual(streamed.strip(), final["answer"])
+        self.assertEqual(final["status"], "beantwortet")
+        cite = next(c for c in final["citations"] if c["kb_id"] == "lb-sz-01")
+        entry = self.env["pv.kb.entry"].search([("kb_id", "=", "lb-sz-01")])
+        self.assertEqual((cite["entry_id"], cite["stand"]), (entry.id, "2025-01"))
+        query = self.env["pv.kb.query"].browse(final["query_id"])
+        self.assertEqual(query.user_id, self.kb_user)
+        self.assertEqual(query.conversation_id.id, final["conversation_id"])
+        # the conversation continues and can be listed and reopened
+        _response, events = self.stream("Und der Steuersatz?", final["conversation_id"])
+        self.assertEqual(events[-1]["conversation_id"], final["conversation_id"])
+        listed = self.make_jsonrpc_request("/pv_kb/conversations", {})
+        self.assertEqual(listed[0]["id"], final["conversation_id"])
+        history = self.make_jsonrpc_request("/pv_kb/conversation", {"conversation_id": final["conversation_id"]})
+        self.assertEqual([t["question"] for t in history["turns"]],
+                         ["Wie hoch ist der Freibetrag für Sonderzahlungen?", "Und der Steuersatz?"])
+        self.assertEqual(self.make_jsonrpc_request("/pv_kb/feedback", {"query_id": final["query_id"],
+                                                                        "rating": "up"}), {"ok": True})
+        self.assertEqual(query.feedback, "up")
+
+    def test_stream_requires_csrf_token(self):
+        self.authenticate("kb_http_user", "kb_http_user")
+        response, _events = self.stream("Freibetrag?", csrf=False)
+        self.assertEqual(response.status_code, 400)
+
+    def test_user_without_group_gets_access_errors(self):
+        self.authenticate("kb_http_outsider", "kb_http_outsider")
+        response, _events = self.stream("Freibetrag?")
+        self.assertEqual(response.status_code, 403)
+        with self.assertRaises(JsonRpcException) as caught:
+            self.make_jsonrpc_request("/pv_kb/conversations", {})
+        self.assertIn("Forbidden", str(caught.exception))
+
+    def test_other_users_conversation_is_refused(self):
+        other = self.env["pv.kb.conversation"].create({"name": "fremd", "user_id": self.outsider.id})
+        self.authenticate("kb_http_user", "kb_http_user")
+        _response, events = self.stream("Freibetrag?", other.id)
+        self.assertEqual(events[-1]["type"], "error")
+        self.assertFalse(other.query_ids)
