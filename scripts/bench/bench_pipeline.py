@@ -1,0 +1,38 @@
+"""Pipeline overhead beyond the model calls (retrieve + prompt + validate + log), run in ``odoo-bin shell``.
+
+    scripts/bench/run.sh pipeline DB      (DB embedded with multilingual-e5-small, e.g. pv_kb_eval)
+
+The chat model is the stand-in's rule-following responder with no artificial delay; the query embedding
+is served from the stand-in's cache.  Overhead = total − query embedding − generation.
+"""
+import os
+import statistics
+import time
+
+from odoo.addons.pv_kb.lib import evaluation
+from odoo.addons.pv_kb.scripts.ollama_standin import OllamaStandIn
+
+env = env  # noqa: F821 - provided by `odoo-bin shell`
+gold = evaluation.load_goldset(os.path.join(os.path.dirname(evaluation.__file__), "..", "data", "demo_kb",
+                                            "goldset.yaml"))
+with OllamaStandIn(embed_models={"multilingual-e5-small": "e5"}, request_overhead_ms=0) as server:
+    overrides = {"ollama_url": server.url, "embedding_model": "multilingual-e5-small",
+                 "chat_model": "standin-chat", "query_prefix": "query: ", "passage_prefix": "passage: "}
+    agent = env["pv.kb.agent"].with_context(pv_kb_overrides=overrides)
+    agent.ask(gold[0].question)   # warm caches
+    rows = []
+    for q in gold:
+        t0 = time.perf_counter()
+        result = agent.ask(q.question)
+        total = (time.perf_counter() - t0) * 1000
+        t = result.timings
+        rows.append((total, t.get("embed_ms", 0.0), t.get("generate_ms", 0.0), result.status))
+overhead = [total - emb - gen for total, emb, gen, _status in rows]
+print(f"questions={len(rows)}  overhead beyond model calls: median {statistics.median(overhead):.1f} ms, "
+      f"p95 {sorted(overhead)[int(0.95 * len(overhead)) - 1]:.1f} ms, max {max(overhead):.1f} ms")
+print(f"end to end with the stand-in: median {statistics.median(r[0] for r in rows):.1f} ms")
+statuses = {}
+for *_x, status in rows:
+    statuses[status] = statuses.get(status, 0) + 1
+print("statuses:", statuses)
+env.cr.rollback()

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Benchmarks (numbers go to README.md):
+#   scripts/bench/run.sh import              import time of the 601-entry synthetic base (fresh database)
+#   scripts/bench/run.sh retrieval DB        retrieval latency per mode on DB (e.g. pv_kb_eval after eval_demo.sh)
+#   scripts/bench/run.sh scale [ENTRIES]     retrieval latency at ~100,000 chunks (20,000 synthetic entries,
+#                                            random 384-dim vectors: latency does not depend on their meaning)
+#   scripts/bench/run.sh embed               batched vs one-per-request embedding through the stand-in
+#   scripts/bench/run.sh pipeline DB         agent overhead beyond the model calls on the demo gold set
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
+ensure_all >/dev/null
+what=${1:-}; shift || true
+shell() { odoo_bin shell -c "$ODOO_CONF" -d "$1" --log-level=warn --no-http < "$2"; }
+fresh_db() {
+    psql_super -d postgres -c "DROP DATABASE IF EXISTS \"$1\" WITH (FORCE)" >/dev/null
+    odoo_bin -c "$ODOO_CONF" -d "$1" -i pv_kb --stop-after-init --logfile="$LOGDIR/bench-install.log"
+}
+case $what in
+    import)
+        db=pv_kb_bench_import; fresh_db $db
+        syn=$PV_KB_HOME/synthetic-601
+        [[ -f $syn/wissensbasis/kb.json ]] || "$PY" "$REPO/scripts/gen_synthetic_kb.py" "$syn" --entries 601 >/dev/null
+        /usr/bin/time -f "wall %e s (odoo-bin start included)" "$PY" "$ODOO_PATH/odoo-bin" \
+            --addons-path="$ODOO_PATH/addons,$ADDONS_DIR" pv_kb import "$syn/wissensbasis" -c "$ODOO_CONF" -d $db \
+            --log-level=warn | head -4
+        psql_super -d $db -c "SELECT 'import service: ' || round(duration::numeric, 2) || ' s for ' || count_new || ' entries, '
+                              || (SELECT count(*) FROM pv_kb_chunk) || ' chunks' FROM pv_kb_batch"
+        # unchanged re-import
+        "$PY" "$ODOO_PATH/odoo-bin" --addons-path="$ODOO_PATH/addons,$ADDONS_DIR" pv_kb import "$syn/wissensbasis" \
+            -c "$ODOO_CONF" -d $db --log-level=warn | sed -n 3,4p
+        psql_super -d $db -c "SELECT 're-import unchanged: ' || round(duration::numeric, 2) || ' s' FROM pv_kb_batch ORDER BY id DESC LIMIT 1"
+        ;;
+    retrieval)
+        shell "${1:?database}" "$REPO/scripts/bench/bench_retrieval.py" ;;
+    scale)
+        entries=${1:-20000}; db=pv_kb_bench_scale
+        syn=$PV_KB_HOME/synthetic-$entries
+        [[ -f $syn/wissensbasis/kb.json ]] || "$PY" "$REPO/scripts/gen_synthetic_kb.py" "$syn" --entries "$entries" >/dev/null
+        if [[ -z $(psql_super -d postgres -c "SELECT 1 FROM pg_database WHERE datname='$db'") ]]; then
+            fresh_db $db
+            "$PY" "$ODOO_PATH/odoo-bin" --addons-path="$ODOO_PATH/addons,$ADDONS_DIR" pv_kb import "$REPO/data/demo_kb/wissensbasis" \
+                -c "$ODOO_CONF" -d $db --log-level=warn | sed -n 3,4p
+            # the import's zip/folder guard caps a batch at 5000 files: load the big base in slices
+            "$PY" "$REPO/scripts/bench/split_kb.py" "$syn/wissensbasis" "$PV_KB_HOME/slices-$entries" 4000
+            for slice in "$PV_KB_HOME/slices-$entries"/*/; do
+                "$PY" "$ODOO_PATH/odoo-bin" --addons-path="$ODOO_PATH/addons,$ADDONS_DIR" pv_kb import "$slice" \
+                    -c "$ODOO_CONF" -d $db --log-level=warn | sed -n 4p
+            done
+            psql_super -d $db <<SQL
+DROP INDEX IF EXISTS pv_kb_chunk_embedding_hnsw_idx;
+ALTER TABLE pv_kb_chunk DROP COLUMN embedding;
+ALTER TABLE pv_kb_chunk ADD COLUMN embedding vector(384);
+ALTER TABLE pv_kb_chunk ALTER COLUMN embedding SET STORAGE PLAIN;
+UPDATE pv_kb_chunk SET embedding = (SELECT array_agg(random() - 0.5)::vector(384) FROM generate_series(1, 384) WHERE id > 0),
+       embedding_model = 'random-384', embedded_hash = content_hash;
+SET maintenance_work_mem = '1GB';
+CREATE INDEX pv_kb_chunk_embedding_hnsw_idx ON pv_kb_chunk USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64);
+VACUUM ANALYZE pv_kb_chunk;
+SQL
+            psql_super -d $db -c "INSERT INTO ir_config_parameter (key, value, create_date, write_date) VALUES ('pv_kb.embedding_model', 'random-384', now(), now()) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
+        fi
+        BENCH_RANDOM_VECTORS=1 shell $db "$REPO/scripts/bench/bench_retrieval.py" ;;
+    embed)
+        "$PY" "$REPO/scripts/bench/bench_embed.py" "$@" ;;
+    pipeline)
+        shell "${1:?database}" "$REPO/scripts/bench/bench_pipeline.py" ;;
+    *) die "Aufruf: scripts/bench/run.sh import|retrieval DB|scale [ENTRIES]|embed|pipeline DB" ;;
+esac
