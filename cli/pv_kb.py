@@ -166,8 +166,9 @@ class Pv_Kb(Command):
             sys.stderr.write("\n")
             title = f"Evaluation {args.goldset} ({len(gold)} Fragen, k={args.k})"
             sys.stdout.write(evaluation.format_report(title, report["modes"], report["settings"]) + "\n")
-            if report["answers"]:
-                sys.stdout.write("\nAntworten:\n" + json.dumps(report["answers"], indent=2, ensure_ascii=False) + "\n")
+            for mode, metrics in report["modes"].items():
+                if metrics["degraded"]:
+                    sys.stdout.write(f"Hinweis [{mode}]: " + " ".join(metrics["degraded"]) + "\n")
             for mode, misses in report["misses"].items():
                 for qid, expected, got in misses:
                     sys.stdout.write(f"Fehltreffer [{mode}] {qid}: erwartet {expected}, gefunden {got}\n")

@@ -36,15 +36,17 @@ class PvKbEvaluator(models.AbstractModel):
                     retrieve_ms.append(result.timings["retrieve_ms"])
                     if progress:
                         progress(f"{mode}: {n}/{len(gold)}")
-                metrics = evaluation.retrieval_metrics(items, k=k)
-                metrics["latency_retrieve_ms"] = evaluation.latency_stats(retrieve_ms)
-                metrics["latency_embed_ms"] = evaluation.latency_stats(embed_ms)
-                metrics["degraded"] = sorted(degraded)
-                out["modes"][mode] = metrics
+                out["modes"][mode] = {
+                    "retrieval": evaluation.retrieval_metrics(items, k=k),
+                    "latency": {"Retrieval (ohne Embedding)": evaluation.latency_stats(retrieve_ms),
+                                "Query-Embedding": evaluation.latency_stats(embed_ms)},
+                    "degraded": sorted(degraded),
+                }
                 out["misses"][mode] = [(q.id, q.expected_ids, got[:k]) for q, got in items
                                        if q.expected_ids and not set(q.expected_ids) & set(got[:k])]
             if answers:
                 out["answers"], out["answer_details"] = self._answers(gold, progress)
+                out["modes"][modes[0]]["answers"] = out["answers"]
         finally:
             client.close()
         out["settings"] = {key: settings[key] for key in (

