@@ -25,6 +25,10 @@ if ! db_exists; then
     say "Datenbank $PV_KB_DB wird mit pv_kb angelegt (dauert 1–2 Minuten)"
     odoo_bin -c "$ODOO_CONF" -d "$PV_KB_DB" -i pv_kb --stop-after-init --load-language=de_DE \
         --logfile="$LOGDIR/setup-install.log" || die "Installation fehlgeschlagen, siehe $LOGDIR/setup-install.log"
+    odoo_bin shell -c "$ODOO_CONF" -d "$PV_KB_DB" --no-http --log-level=warn >/dev/null <<'PY'
+env.ref("base.user_admin").write({"lang": "de_DE", "tz": "Europe/Vienna"})
+env.cr.commit()
+PY
 else
     say "Datenbank $PV_KB_DB vorhanden, pv_kb wird aktualisiert"
     odoo_bin -c "$ODOO_CONF" -d "$PV_KB_DB" -u pv_kb --stop-after-init --logfile="$LOGDIR/setup-update.log" \
