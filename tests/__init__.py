@@ -2,3 +2,4 @@ from . import test_import
 from . import test_retrieval
 from . import test_agent
 from . import test_controllers
+from . import test_settings
