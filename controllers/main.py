@@ -46,14 +46,18 @@ def answer_payload(env, result):
     }
 
 
+def _own_conversation(env, conversation_id):
+    """The user's own conversation (managers may read others', but do not write into them)."""
+    conversation = env["pv.kb.conversation"].search([("id", "=", int(conversation_id)), ("user_id", "=", env.uid)])
+    if not conversation:
+        raise Forbidden(env._("This conversation does not exist or is not yours."))
+    return conversation
+
+
 def _conversation(env, conversation_id, question):
-    Conversation = env["pv.kb.conversation"]
     if conversation_id:
-        conversation = Conversation.browse(int(conversation_id)).exists()
-        if not conversation or conversation.user_id != env.user:
-            raise Forbidden(env._("This conversation does not exist or is not yours."))
-        return conversation
-    return Conversation.create({"name": question[:80]})
+        return _own_conversation(env, conversation_id)
+    return env["pv.kb.conversation"].create({"name": question[:80]})
 
 
 class PvKbController(http.Controller):
@@ -81,6 +85,8 @@ class PvKbController(http.Controller):
         question = (body.get("question") or "").strip()
         if not question:
             raise BadRequest(request.env._("Please enter a question."))
+        if body.get("conversation_id"):
+            _own_conversation(request.env, body["conversation_id"])   # 403 before anything starts
         settings = request.env["pv.kb.settings"]._get()
         limit = settings["answer_time_limit"]
         events = queue.Queue()
@@ -142,8 +148,8 @@ class PvKbController(http.Controller):
     @http.route("/pv_kb/feedback", type="jsonrpc", auth="user")
     def feedback(self, query_id, rating, comment=None):
         _check_group()
-        query = request.env["pv.kb.query"].browse(int(query_id)).exists()
-        if not query or query.user_id != request.env.user:
+        query = request.env["pv.kb.query"].search([("id", "=", int(query_id)), ("user_id", "=", request.env.uid)])
+        if not query:
             raise Forbidden(request.env._("This question does not exist or is not yours."))
         query._set_feedback(rating, comment)
         return {"ok": True}
@@ -157,9 +163,7 @@ class PvKbController(http.Controller):
     @http.route("/pv_kb/conversation", type="jsonrpc", auth="user")
     def conversation(self, conversation_id):
         _check_group()
-        conversation = request.env["pv.kb.conversation"].browse(int(conversation_id)).exists()
-        if not conversation or conversation.user_id != request.env.user:
-            raise Forbidden(request.env._("This conversation does not exist or is not yours."))
+        conversation = _own_conversation(request.env, conversation_id)
         Entry = request.env["pv.kb.entry"]
         turns = []
         for q in conversation.query_ids.sorted("id"):

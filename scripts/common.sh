@@ -120,7 +120,7 @@ ensure_postgres() {
             -o "-p $PV_KB_PGPORT -c listen_addresses=127.0.0.1 -c unix_socket_directories=$PGRUN -c max_connections=200" start >/dev/null
     fi
     # Extensions in template1 (vector needs a superuser); Odoo creates its databases from it.
-    psql_super -d template1 -c "CREATE EXTENSION IF NOT EXISTS vector; CREATE EXTENSION IF NOT EXISTS pg_trgm; CREATE EXTENSION IF NOT EXISTS unaccent;"
+    psql_super -d template1 -c "SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS vector; CREATE EXTENSION IF NOT EXISTS pg_trgm; CREATE EXTENSION IF NOT EXISTS unaccent;"
     if [[ -z $(psql_super -d postgres -c "SELECT 1 FROM pg_roles WHERE rolname='$PV_KB_DB_USER'") ]]; then
         psql_super -d postgres -c "CREATE ROLE \"$PV_KB_DB_USER\" LOGIN CREATEDB PASSWORD '$PV_KB_DB_PASSWORD'"
     fi

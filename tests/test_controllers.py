@@ -80,6 +80,8 @@ class TestChatEndpoints(StandInCase, HttpCase):
     def test_other_users_conversation_is_refused(self):
         other = self.env["pv.kb.conversation"].create({"name": "fremd", "user_id": self.outsider.id})
         self.authenticate("kb_http_user", "kb_http_user")
-        _response, events = self.stream("Freibetrag?", other.id)
-        self.assertEqual(events[-1]["type"], "error")
+        response, _events = self.stream("Freibetrag?", other.id)
+        self.assertEqual(response.status_code, 403)
         self.assertFalse(other.query_ids)
+        with self.assertRaises(JsonRpcException):
+            self.make_jsonrpc_request("/pv_kb/conversation", {"conversation_id": other.id})

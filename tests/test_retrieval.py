@@ -135,7 +135,7 @@ class TestRetrieval(StandInCase):
 
     def test_falls_back_to_fulltext_when_ollama_is_down(self):
         self.set_settings(ollama_url="http://127.0.0.1:9")
-        with mute_logger("odoo.addons.pv_kb.models.pv_kb_retriever"):
+        with mute_logger("odoo.addons.pv_kb.models.pv_kb_retriever", "pv_kb.ollama"):
             result = self.retrieve("Zuschläge für Überstunden", k=3)
         self.assertEqual(result.mode, "fts")
         self.assertIn("nicht erreichbar", result.degraded)

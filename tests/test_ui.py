@@ -1,0 +1,37 @@
+"""Browser tests of the assistant panel: the hoot unit tests and the chat tour."""
+import unittest
+
+from odoo.tests import HttpCase, tagged
+
+
+def hoot_job_id(full_name):
+    """Id hoot gives a suite or test: a 32-bit rolling hash of its full name, as 8 hex digits."""
+    value = 0
+    for char in full_name:
+        value = ((value << 5) - value + ord(char)) & 0xFFFFFFFF
+    return f"{value:08x}"
+
+
+def hoot_error_checker(message):
+    """Every console error counts as a failure except hoot's own report lines."""
+    return "[HOOT]" not in message
+
+
+@tagged("post_install", "-at_install", "pv_kb", "pv_kb_ui")
+class TestUi(HttpCase):
+
+    def test_hoot(self):
+        """Runs the suite @pv_kb (static/tests/*.test.js) in the headless browser."""
+        url = (
+            "/web/tests?headless&loglevel=2&preset=desktop&timeout=15000"
+            f"&id={hoot_job_id('@pv_kb')}"
+        )
+        self.browser_js(
+            url, "", "", login="admin", timeout=600,
+            success_signal="[HOOT] Test suite succeeded", error_checker=hoot_error_checker,
+        )
+
+    @unittest.skip("waiting for server routes")
+    def test_tour(self):
+        """Ask, open a cited entry, come back, rate (needs /pv_kb/ask/stream and a stand-in model)."""
+        self.start_tour("/odoo", "pv_kb_chat_tour", login="admin", timeout=180)
