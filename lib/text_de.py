@@ -45,7 +45,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -639,3 +639,36 @@ def build_query(question: str, lexicon: Mapping[str, int] | None, synonyms: Syno
         synonyms=matched,
         is_value_question=_is_value_question(raw, words),
     )
+
+
+# --------------------------------------------------------------------------- pruning by document frequency
+
+def tsquery_atoms(tsquery: str) -> list[str]:
+    """The top-level OR atoms of a :func:`build_query` tsquery (a word, ``word:*`` or an AND group)."""
+    return [atom.strip() for atom in (tsquery or "").split(" | ") if atom.strip()]
+
+
+def atom_words(atom: str) -> list[tuple[str, bool]]:
+    """(word, is_prefix) pairs of one atom."""
+    return [(w.rstrip(":*"), w.endswith(":*")) for w in re.findall(r"[a-z0-9]+(?::\*)?", atom)]
+
+
+def prune_tsquery(tsquery: str, df_ratio: Callable[[str, bool], float], *, max_ratio: float = 0.15,
+                  keep_min: int = 3) -> str:
+    """Drop OR atoms that match a large share of the chunks.
+
+    An OR query over every question word matches most of the base through its
+    common words; ranking all those rows is what makes full text slow at
+    100,000 chunks, and the common words carry little evidence (the idea of
+    IDF).  ``df_ratio(word, is_prefix)`` gives the share of chunks containing
+    the word; an AND group counts with its rarest word.  Atoms above
+    ``max_ratio`` go, but the ``keep_min`` rarest atoms always stay.
+    """
+    atoms = tsquery_atoms(tsquery)
+    if len(atoms) <= keep_min:
+        return tsquery
+    # a single word: its own share; an AND group matches at most as often as its rarest word
+    ratios = [min((df_ratio(w, p) for w, p in atom_words(atom)), default=1.0) for atom in atoms]
+    rarest = set(sorted(range(len(atoms)), key=lambda i: (ratios[i], i))[:keep_min])
+    kept = [a for i, a in enumerate(atoms) if ratios[i] <= max_ratio or i in rarest]
+    return " | ".join(kept)
