@@ -187,6 +187,9 @@ class PvKbChunk(models.Model):
     def _cron_embed(self):
         try:
             self._embed_pending(commit=True)
+        except ollama.OllamaUnreachable as exc:
+            # no server (yet): the product runs in full-text mode; the next run tries again
+            _logger.info("pv_kb: embedding skipped, %s", exc)
         except ollama.OllamaError as exc:
             # the chunks embedded so far are committed; the next run resumes
             _logger.warning("pv_kb: embedding paused: %s", exc)

@@ -3,6 +3,7 @@
 The ranking logic lives in ``lib/fusion.py`` and ``lib/text_de.py``; this
 model only runs the two SQL queries and feeds them the question.
 """
+import bisect
 import logging
 import threading
 import time
@@ -23,6 +24,8 @@ QUERY_EMBED_TIMEOUT = 15.0
 _CACHE_LOCK = threading.Lock()
 _LEXICON_CACHE = {}      # dbname -> (version, Lexicon)
 _SYNONYM_CACHE = {}      # dbname -> (version, SynonymTable)
+_DF_CACHE = {}           # dbname -> (version, (chunk count, {lexeme: ndoc}, sorted lexemes))
+MAX_DF_RATIO = 0.1
 
 
 @dataclass
@@ -86,6 +89,49 @@ class PvKbRetriever(models.AbstractModel):
             _SYNONYM_CACHE[key] = (version, table)
         return table
 
+    @api.model
+    def _lexeme_df(self):
+        """Document frequency of every lexeme in the full-text index (ts_stat), per index version."""
+        key, version = self.env.cr.dbname, self._index_version()
+        cached = _DF_CACHE.get(key)
+        if cached and cached[0] == version:
+            return cached[1]
+        self.env.cr.execute("SELECT count(*) FROM pv_kb_chunk WHERE search_tsv IS NOT NULL")
+        total = self.env.cr.fetchone()[0]
+        self.env.cr.execute("SELECT word, ndoc FROM ts_stat('SELECT search_tsv FROM pv_kb_chunk')")
+        df = dict(self.env.cr.fetchall())
+        stats = (max(total, 1), df, sorted(df))
+        with _CACHE_LOCK:
+            _DF_CACHE[key] = (version, stats)
+        return stats
+
+    @api.model
+    def _prune_query(self, tsquery):
+        """Drop OR atoms that match a large share of the chunks (see lib.text_de.prune_tsquery)."""
+        atoms = text_de.tsquery_atoms(tsquery)
+        if len(atoms) <= 3:
+            return tsquery
+        total, df, lexemes = self._lexeme_df()
+        words = sorted({w for atom in atoms for w, _prefix in text_de.atom_words(atom)})
+        self.env.cr.execute("SELECT w, ts_lexize('german_stem', w) FROM unnest(%s::text[]) w", [words])
+        stems = {w: (stem[0] if stem else None) for w, stem in self.env.cr.fetchall()}
+
+        def ratio(word, prefix):
+            stem = stems.get(word)
+            if not stem:
+                return 1.0   # a stopword: to_tsquery drops it anyway
+            if not prefix:
+                return df.get(stem, 0) / total
+            start = bisect.bisect_left(lexemes, stem)
+            count = 0
+            for lexeme in lexemes[start:]:
+                if not lexeme.startswith(stem):
+                    break
+                count = max(count, df[lexeme])   # a lower bound of the union, enough to spot common words
+            return count / total
+
+        return text_de.prune_tsquery(tsquery, ratio, max_ratio=MAX_DF_RATIO)
+
     # --- index side ------------------------------------------------------------
     @api.model
     def _index_chunks(self, chunk_ids=None):
@@ -139,14 +185,17 @@ class PvKbRetriever(models.AbstractModel):
         return SQL(" AND ").join(parts), bool(filters)
 
     @api.model
-    def _dense_hits(self, vector, filters=None, limit=CANDIDATES):
+    def _dense_hits(self, vector, filters=None, limit=CANDIDATES, model=None):
         # ORDER BY distance on the chunk table alone, so that the HNSW index serves it; entry filters
-        # go into a semi-join that pgvector's iterative scan keeps filling (pgvector >= 0.8)
+        # go into a semi-join that pgvector's iterative scan keeps filling (pgvector >= 0.8). Only
+        # vectors of the current model are comparable with the query's.
         where = SQL("c.entry_active AND c.embedding IS NOT NULL")
+        if model:
+            where = SQL("%s AND c.embedding_model = %s", where, model)
         if filters:
             entry_where, _filtered = self._filter_sql(filters)
             where = SQL("%s AND c.entry_id IN (SELECT e.id FROM pv_kb_entry e WHERE %s)", where, entry_where)
-            self.env.cr.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        self.env.cr.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         self.env.cr.execute(SQL("SET LOCAL hnsw.ef_search = %s", max(limit, 40)))
         literal = Vector(vector).to_text()
         self.env.cr.execute(SQL("""
@@ -208,7 +257,13 @@ class PvKbRetriever(models.AbstractModel):
                 vector = self._query_vector(query, settings, client)
                 timings["embed_ms"] = (time.perf_counter() - t0) * 1000
                 t0 = time.perf_counter()
-                lists["dense"] = self._dense_hits(vector, filters)
+                if len(vector) != self.env["pv.kb.chunk"]._embedding_dim():
+                    # the model was switched and the cron has not rebuilt the column yet
+                    degraded = self.env._("The embeddings are being recomputed for the model %(model)s: results "
+                                          "come from full-text search only.", model=settings["embedding_model"])
+                    used = "fts"
+                else:
+                    lists["dense"] = self._dense_hits(vector, filters, model=settings["embedding_model"])
                 timings["dense_ms"] = (time.perf_counter() - t0) * 1000
             except ollama.OllamaError as exc:
                 error = exc
@@ -219,7 +274,7 @@ class PvKbRetriever(models.AbstractModel):
                 used = "fts"
         if mode == "fts" or used == "fts" or mode == "hybrid":
             t0 = time.perf_counter()
-            lists["fts"] = self._fts_hits(plan.tsquery, filters)
+            lists["fts"] = self._fts_hits(self._prune_query(plan.tsquery), filters)
             timings["fts_ms"] = (time.perf_counter() - t0) * 1000
         t0 = time.perf_counter()
         candidate_ids = {h.entry_id for hits in lists.values() for h in hits}

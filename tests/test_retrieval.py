@@ -196,3 +196,28 @@ class TestVectorIndex(StandInCase):
         self.assertEqual(hits, sorted(hits, key=lambda h: -h.score))
         self.assertEqual(len(filtered), 50, "the iterative scan fills the filtered list")
         self.assertEqual({h.entry_id for h in filtered}, {"lb-vec-02"})
+
+
+@tagged("post_install", "-at_install", "pv_kb", "pv_kb_retrieval")
+class TestModelMismatch(StandInCase):
+
+    def test_switched_model_before_reembedding_falls_back_to_fulltext(self):
+        self.run_import(batch_files(compound_entries()))
+        self.embed_all()
+        from odoo.addons.pv_kb.scripts.ollama_standin import OllamaStandIn
+
+        other = OllamaStandIn(embed_models={"small": "hash:256"}, request_overhead_ms=0).start()
+        self.addCleanup(other.stop)
+        self.set_settings(ollama_url=other.url, embedding_model="small")
+        result = self.env["pv.kb.retriever"].retrieve("Zuschläge für Überstunden", k=3)
+        self.assertEqual(result.mode, "fts")
+        self.assertIn("small", result.degraded)
+        self.assertEqual(result.entry_ids[0], "lb-ueb-01")
+
+    def test_vectors_of_another_model_are_not_compared(self):
+        self.run_import(batch_files(compound_entries()))
+        self.embed_all()
+        self.env.cr.execute("UPDATE pv_kb_chunk SET embedding_model = 'old-model' WHERE kb_id = 'lb-sb-01'")
+        hits = self.env["pv.kb.retriever"]._dense_hits([0.1] * 1024, model="hash-embed")
+        self.assertTrue(hits)
+        self.assertNotIn("lb-sb-01", {h.entry_id for h in hits})
