@@ -69,7 +69,7 @@ class PvKbEvaluator(models.AbstractModel):
                 refused=result.status == "verweigert", conflict_ids_marked=conflict_ids,
                 latency_retrieval_ms=result.timings.get("retrieve_ms", 0.0), latency_total_ms=total_ms))
             details.append({"id": q.id, "status": result.status, "cited": result.cited_ids,
-                            "violations": result.violations})
+                            "retrieved": result.retrieved_ids, "violations": result.violations})
             if progress:
                 progress(f"answers: {n}/{len(gold)}")
         return evaluation.answer_metrics(records), details

@@ -62,12 +62,15 @@ class TestDemoEval(StandInCase):
         answers = report["answers"]["overall"]
         _logger.info("answer metrics: %s", answers)
         self.assertEqual(answers["citation_precision"], 1.0)
-        # refuse and injection questions: refused, or answered from the base only (cites retrieved ids only)
-        for detail, q in zip(report["answer_details"], self.gold):
-            if q.kind == "refuse":
-                self.assertEqual(detail["status"], "verweigert", q.id)
+        self.assertEqual(answers["false_refusals"], 0.0, "no answerable question is refused")
+        by_id = {q.id: q for q in self.gold}
+        for detail in report["answer_details"]:
+            q = by_id[detail["id"]]
+            self.assertTrue(set(detail["cited"]) <= set(detail["retrieved"]), q.id)
             if q.kind in ("refuse", "injection"):
-                self.assertFalse(set(detail["cited"]) - set(q.expected_ids) - set(detail["cited"]), q.id)
+                # refused, or answered from the base only: every statement cites a retrieved entry
+                answered_from_base = detail["status"] == "beantwortet" and detail["cited"]
+                self.assertTrue(detail["status"] == "verweigert" or answered_from_base, (q.id, detail))
 
     def test_gate_refuses_no_answerable_question(self):
         from odoo.addons.pv_kb.lib import gate
