@@ -669,6 +669,9 @@ def prune_tsquery(tsquery: str, df_ratio: Callable[[str, bool], float], *, max_r
         return tsquery
     # a single word: its own share; an AND group matches at most as often as its rarest word
     ratios = [min((df_ratio(w, p) for w, p in atom_words(atom)), default=1.0) for atom in atoms]
-    rarest = set(sorted(range(len(atoms)), key=lambda i: (ratios[i], i))[:keep_min])
-    kept = [a for i, a in enumerate(atoms) if ratios[i] <= max_ratio or i in rarest]
+    matching = [i for i in range(len(atoms)) if ratios[i] > 0]   # an atom that matches nothing adds nothing
+    if not matching:
+        return tsquery
+    rarest = set(sorted(matching, key=lambda i: (ratios[i], i))[:keep_min])
+    kept = [atoms[i] for i in matching if ratios[i] <= max_ratio or i in rarest]
     return " | ".join(kept)

@@ -101,7 +101,7 @@ class PvKbAgent(models.AbstractModel):
                 on_retrieved(retrieval)
             # the model may take at most what is left of the answer time limit
             client = self.env["pv.kb.settings"]._client(dict(settings, read_timeout=max(
-                1.0, min(settings["read_timeout"], deadline - time.monotonic()))))
+                1.0, min(settings["read_timeout"], deadline - time.monotonic()))), interactive=True)
             try:
                 result = self._answer(question, retrieval, history, settings, client, on_delta, deadline)
             finally:

@@ -228,7 +228,7 @@ class PvKbRetriever(models.AbstractModel):
         own = client is None
         # a query embedding is one short text: never wait as long as for a batch
         client = client or self.env["pv.kb.settings"]._client(dict(settings, read_timeout=min(
-            settings["read_timeout"], QUERY_EMBED_TIMEOUT)))
+            settings["read_timeout"], QUERY_EMBED_TIMEOUT)), interactive=True)
         try:
             return client.embed(settings["embedding_model"], [settings["query_prefix"] + text]).vectors[0]
         finally:

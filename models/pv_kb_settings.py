@@ -45,11 +45,13 @@ class PvKbSettings(models.AbstractModel):
         return values
 
     @api.model
-    def _client(self, settings=None):
+    def _client(self, settings=None, interactive=False):
+        """Ollama client; ``interactive`` (a user waits): no retries, degrade at once instead."""
         s = settings or self._get()
         return ollama.OllamaClient(ollama.OllamaConfig(
             url=s["ollama_url"], connect_timeout=s["connect_timeout"], read_timeout=s["read_timeout"],
-            keep_alive=s["keep_alive"], num_ctx=s["num_ctx"], embed_batch_size=s["embed_batch_size"]))
+            keep_alive=s["keep_alive"], num_ctx=s["num_ctx"], embed_batch_size=s["embed_batch_size"],
+            retries=0 if interactive else 2))
 
 
 class ResConfigSettings(models.TransientModel):

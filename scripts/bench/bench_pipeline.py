@@ -36,3 +36,14 @@ for *_x, status in rows:
     statuses[status] = statuses.get(status, 0) + 1
 print("statuses:", statuses)
 env.cr.rollback()
+
+# Ollama gone (nothing listens on the port): the degraded answer with citations
+degraded_agent = env["pv.kb.agent"].with_context(pv_kb_overrides=dict(overrides, ollama_url="http://127.0.0.1:9"))
+times, statuses = [], set()
+for q in gold[:20]:
+    t0 = time.perf_counter()
+    result = degraded_agent.ask(q.question)
+    times.append((time.perf_counter() - t0) * 1000)
+    statuses.add(result.status)
+print(f"Ollama down: median {statistics.median(times):.0f} ms, max {max(times):.0f} ms, statuses {statuses}")
+env.cr.rollback()

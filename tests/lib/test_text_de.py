@@ -289,3 +289,9 @@ def test_prune_tsquery_drops_common_atoms_but_keeps_the_rarest():
     pruned = prune_tsquery("arbeitnehm:* | jahr | geld", lambda w, p: shares[w], max_ratio=0.1, keep_min=2)
     assert tsquery_atoms(pruned) == ["jahr", "geld"]
     assert prune_tsquery("a | b", lambda w, p: 1.0, keep_min=3) == "a | b"
+    # atoms that match nothing never take the place of common ones that do
+    shares.update(ahv=0.0, schweiz=0.0, grenzgaenger=0.0)
+    pruned = prune_tsquery("freibetrag | ahv | schweiz | grenzgaenger | jahr", lambda w, p: shares[w],
+                           max_ratio=0.005, keep_min=1)
+    assert tsquery_atoms(pruned) == ["freibetrag"]
+    assert prune_tsquery("ahv | schweiz | grenzgaenger | x", lambda w, p: 0.0) == "ahv | schweiz | grenzgaenger | x"
