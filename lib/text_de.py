@@ -654,24 +654,48 @@ def atom_words(atom: str) -> list[tuple[str, bool]]:
 
 
 def prune_tsquery(tsquery: str, df_ratio: Callable[[str, bool], float], *, max_ratio: float = 0.15,
-                  keep_min: int = 3) -> str:
-    """Drop OR atoms that match a large share of the chunks.
+                  keep_min: int = 2, budget: float = 1.0) -> str:
+    """Keep the rare, telling OR atoms of a query; drop the common ones.
 
     An OR query over every question word matches most of the base through its
     common words; ranking all those rows is what makes full text slow at
     100,000 chunks, and the common words carry little evidence (the idea of
     IDF).  ``df_ratio(word, is_prefix)`` gives the share of chunks containing
-    the word; an AND group counts with its rarest word.  Atoms above
-    ``max_ratio`` go, but the ``keep_min`` rarest atoms always stay.
+    the word; an AND group counts with its rarest word.  Atoms are taken from
+    the rarest up while each matches at most ``max_ratio`` of the chunks and
+    their shares add up to at most ``budget`` (so the rows to rank stay
+    bounded); the ``keep_min`` rarest atoms that match anything always stay.
+    Atoms that match nothing are dropped (they add nothing).
     """
     atoms = tsquery_atoms(tsquery)
     if len(atoms) <= keep_min:
         return tsquery
     # a single word: its own share; an AND group matches at most as often as its rarest word
     ratios = [min((df_ratio(w, p) for w, p in atom_words(atom)), default=1.0) for atom in atoms]
-    matching = [i for i in range(len(atoms)) if ratios[i] > 0]   # an atom that matches nothing adds nothing
+    matching = sorted((i for i in range(len(atoms)) if ratios[i] > 0), key=lambda i: (ratios[i], i))
     if not matching:
         return tsquery
-    rarest = set(sorted(matching, key=lambda i: (ratios[i], i))[:keep_min])
-    kept = [atoms[i] for i in matching if ratios[i] <= max_ratio or i in rarest]
-    return " | ".join(kept)
+    kept: list[int] = []
+    total = 0.0
+    for i in matching:
+        if len(kept) >= keep_min and (ratios[i] > max_ratio or total + ratios[i] > budget):
+            break
+        kept.append(i)
+        total += ratios[i]
+    return " | ".join(atoms[i] for i in sorted(kept))
+
+
+def restrict_weights(tsquery: str, weights: str = "AB") -> str:
+    """Limit every word of a query to the given tsvector weights (``word:AB``, ``word:*AB``).
+
+    When even the rarest words of a question occur in a large part of the base, a match in
+    the text body tells little; a match in the title, tags, legal bases or headings (weights
+    A and B of the index) still does, and there are far fewer rows to rank.
+    """
+    if not re.fullmatch(r"[A-D]+", weights or ""):
+        raise ValueError(f"weights must be letters A-D, got {weights!r}")
+
+    def label(match: re.Match) -> str:
+        return f"{match.group(1)}:*{weights}" if match.group(2) else f"{match.group(1)}:{weights}"
+
+    return re.sub(r"([a-z0-9]+)(:\*)?", label, tsquery or "")

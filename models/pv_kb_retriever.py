@@ -25,7 +25,21 @@ _CACHE_LOCK = threading.Lock()
 _LEXICON_CACHE = {}      # dbname -> (version, Lexicon)
 _SYNONYM_CACHE = {}      # dbname -> (version, SynonymTable)
 _DF_CACHE = {}           # dbname -> (version, (chunk count, {lexeme: ndoc}, sorted lexemes))
-MAX_DF_RATIO = 0.1
+MAX_DF_RATIO = 0.1       # full-text query atoms matching more chunks than this are dropped (lib.text_de)
+FTS_ROW_BUDGET = 2000     # ... and the kept atoms match at most about this many chunks together
+BROAD_RERANK = 200        # a question without telling words: full text re-ranks this many dense candidates
+# Fusion knobs (lib.fusion.fuse), chosen with scripts/bench/tune_fusion.py on the demo gold set; rrf_k is a setting
+FUSION = {"method": "rrf", "weights": None, "chunk_decay": 0.2, "depth": None}
+
+
+@dataclass
+class Candidates:
+    lists: dict                      # signal -> [fusion.ChunkHit]
+    plan: object                     # text_de.QueryPlan
+    used: str                        # mode actually used
+    degraded: str | None = None
+    error: Exception | None = None
+    timings: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -107,10 +121,14 @@ class PvKbRetriever(models.AbstractModel):
 
     @api.model
     def _prune_query(self, tsquery):
-        """Drop OR atoms that match a large share of the chunks (see lib.text_de.prune_tsquery)."""
+        """Drop OR atoms that match a large share of the chunks (see lib.text_de.prune_tsquery).
+
+        Returns (query, broad): ``broad`` when even the rarest words of the question occur in so
+        many chunks that ranking them all would be slow and tell little.
+        """
         atoms = text_de.tsquery_atoms(tsquery)
-        if len(atoms) <= 3:
-            return tsquery
+        if not atoms:
+            return tsquery, False
         total, df, lexemes = self._lexeme_df()
         words = sorted({w for atom in atoms for w, _prefix in text_de.atom_words(atom)})
         self.env.cr.execute("SELECT w, ts_lexize('german_stem', w) FROM unnest(%s::text[]) w", [words])
@@ -127,10 +145,13 @@ class PvKbRetriever(models.AbstractModel):
             for lexeme in lexemes[start:]:
                 if not lexeme.startswith(stem):
                     break
-                count = max(count, df[lexeme])   # a lower bound of the union, enough to spot common words
-            return count / total
+                count += df[lexeme]   # an upper bound of the rows the prefix matches: safe for the budget
+            return min(count / total, 1.0)
 
-        return text_de.prune_tsquery(tsquery, ratio, max_ratio=MAX_DF_RATIO)
+        pruned = text_de.prune_tsquery(tsquery, ratio, max_ratio=MAX_DF_RATIO, budget=FTS_ROW_BUDGET / total)
+        rows = total * sum(min((ratio(w, p) for w, p in text_de.atom_words(a)), default=0.0)
+                           for a in text_de.tsquery_atoms(pruned))
+        return pruned, rows > 2 * FTS_ROW_BUDGET
 
     # --- index side ------------------------------------------------------------
     @api.model
@@ -209,10 +230,13 @@ class PvKbRetriever(models.AbstractModel):
                 for i, (cid, kb_id, key, dist) in enumerate(rows)]
 
     @api.model
-    def _fts_hits(self, tsquery, filters=None, limit=CANDIDATES):
+    def _fts_hits(self, tsquery, filters=None, limit=CANDIDATES, within=None):
+        """Full-text candidates; ``within`` (chunk ids) limits the ranking to those chunks."""
         if not tsquery:
             return []
         where, _filtered = self._filter_sql(filters)
+        if within is not None:
+            where = SQL("%s AND c.id = ANY(%s)", where, list(within))
         # ts_rank with normalisation 1 (divide by 1 + log(length)): long sections do not win by size alone
         self.env.cr.execute(SQL("""
             SELECT c.id, e.kb_id, c.section_key, ts_rank('{0.1, 0.2, 0.4, 1.0}', c.search_tsv, q, 1) AS rank
@@ -236,6 +260,48 @@ class PvKbRetriever(models.AbstractModel):
                 client.close()
 
     @api.model
+    def _candidates(self, query, mode, filters, settings, client=None):
+        """The candidate lists of each signal (before fusion), with the query plan and notices."""
+        started = time.perf_counter()
+        cand = Candidates(lists={}, plan=text_de.build_query(query, self._lexicon(), self._synonyms()), used=mode)
+        cand.timings["plan_ms"] = (time.perf_counter() - started) * 1000
+        vector = None
+        if mode in ("hybrid", "dense"):
+            t0 = time.perf_counter()
+            try:
+                vector = self._query_vector(query, settings, client)
+                cand.timings["embed_ms"] = (time.perf_counter() - t0) * 1000
+                t0 = time.perf_counter()
+                if len(vector) != self.env["pv.kb.chunk"]._embedding_dim():
+                    # the model was switched and the cron has not rebuilt the column yet
+                    cand.degraded = self.env._("The embeddings are being recomputed for the model %(model)s: "
+                                               "results come from full-text search only.",
+                                               model=settings["embedding_model"])
+                    cand.used = "fts"
+                else:
+                    cand.lists["dense"] = self._dense_hits(vector, filters, model=settings["embedding_model"])
+                cand.timings["dense_ms"] = (time.perf_counter() - t0) * 1000
+            except ollama.OllamaError as exc:
+                cand.error = exc
+                cand.timings["embed_ms"] = (time.perf_counter() - t0) * 1000
+                _logger.info("pv_kb: dense retrieval unavailable, full text only: %s", exc)
+                cand.degraded = self.env._("Semantic search unavailable (%(reason)s): results come from "
+                                           "full-text search only.", reason=exc.message)
+                cand.used = "fts"
+        if mode in ("hybrid", "fts") or cand.used == "fts":
+            t0 = time.perf_counter()
+            tsquery, broad = self._prune_query(cand.plan.tsquery)
+            within = None
+            if broad and cand.lists.get("dense"):
+                # no telling word in the question: the text signal re-ranks the semantic candidates
+                # instead of ranking a large part of the base
+                within = [h.chunk_id for h in self._dense_hits(vector, filters, limit=BROAD_RERANK,
+                                                               model=settings["embedding_model"])]
+            cand.lists["fts"] = self._fts_hits(tsquery, filters, within=within)
+            cand.timings["fts_ms"] = (time.perf_counter() - t0) * 1000
+        return cand
+
+    @api.model
     def retrieve(self, question, *, mode="hybrid", k=None, filters=None, query=None, settings=None, client=None,
                  expand=True):
         """Best entries for ``question`` (``query`` = text to search if it differs, e.g. a follow-up)."""
@@ -245,42 +311,12 @@ class PvKbRetriever(models.AbstractModel):
         k = k or settings["top_k"]
         query = query or question
         started = time.perf_counter()
-        timings = {}
-        lists = {}
-        degraded = error = None
-        used = mode
-        plan = text_de.build_query(query, self._lexicon(), self._synonyms())
-        timings["plan_ms"] = (time.perf_counter() - started) * 1000
-        if mode in ("hybrid", "dense"):
-            t0 = time.perf_counter()
-            try:
-                vector = self._query_vector(query, settings, client)
-                timings["embed_ms"] = (time.perf_counter() - t0) * 1000
-                t0 = time.perf_counter()
-                if len(vector) != self.env["pv.kb.chunk"]._embedding_dim():
-                    # the model was switched and the cron has not rebuilt the column yet
-                    degraded = self.env._("The embeddings are being recomputed for the model %(model)s: results "
-                                          "come from full-text search only.", model=settings["embedding_model"])
-                    used = "fts"
-                else:
-                    lists["dense"] = self._dense_hits(vector, filters, model=settings["embedding_model"])
-                timings["dense_ms"] = (time.perf_counter() - t0) * 1000
-            except ollama.OllamaError as exc:
-                error = exc
-                timings["embed_ms"] = (time.perf_counter() - t0) * 1000
-                _logger.info("pv_kb: dense retrieval unavailable, full text only: %s", exc)
-                degraded = self.env._("Semantic search unavailable (%(reason)s): results come from full-text "
-                                      "search only.", reason=exc.message)
-                used = "fts"
-        if mode == "fts" or used == "fts" or mode == "hybrid":
-            t0 = time.perf_counter()
-            lists["fts"] = self._fts_hits(self._prune_query(plan.tsquery), filters)
-            timings["fts_ms"] = (time.perf_counter() - t0) * 1000
+        cand = self._candidates(query, mode, filters, settings, client)
+        timings, lists, plan = cand.timings, cand.lists, cand.plan
         t0 = time.perf_counter()
-        candidate_ids = {h.entry_id for hits in lists.values() for h in hits}
-        info = self._entry_info(candidate_ids)
+        info = self._entry_info({h.entry_id for hits in lists.values() for h in hits})
         entries = fusion.fuse(lists, k=settings["rrf_k"], stand_dates={i: v["stand_date"] for i, v in info.items()},
-                              prefer_kernwerte=plan.is_value_question, top_n=k)
+                              prefer_kernwerte=plan.is_value_question, top_n=k, **FUSION)
         if expand and entries:
             cross = {i: v["cross_refs"] for i, v in info.items()}
             entries = fusion.expand_cross_refs(entries, cross, known=self._active_ids(
@@ -295,8 +331,8 @@ class PvKbRetriever(models.AbstractModel):
             "has_terms": bool(plan.tsquery),
             "topics": list(dict.fromkeys(info[e.entry_id]["topic"] for e in entries if e.entry_id in info)),
         }
-        return RetrievalResult(question=question, query=query, mode=used, entries=entries, chunks=chunks,
-                               entry_info=info, plan=plan, degraded=degraded, ollama_error=error,
+        return RetrievalResult(question=question, query=query, mode=cand.used, entries=entries, chunks=chunks,
+                               entry_info=info, plan=plan, degraded=cand.degraded, ollama_error=cand.error,
                                evidence=evidence, timings=timings)
 
     @api.model

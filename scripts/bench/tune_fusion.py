@@ -5,9 +5,8 @@ computed from them in Python, so the grid is cheap.  Used to choose the defaults
 """
 import itertools
 import os
-import time
 
-from odoo.addons.pv_kb.lib import evaluation, fusion, text_de
+from odoo.addons.pv_kb.lib import evaluation, fusion
 
 env = env  # noqa: F821
 gold = evaluation.load_goldset(os.path.join(os.path.dirname(evaluation.__file__), "..", "data", "demo_kb",
@@ -19,12 +18,10 @@ R = R.with_context(pv_kb_overrides=overrides)
 settings = env["pv.kb.settings"].with_context(pv_kb_overrides=overrides)._get()
 cases = []
 for q in gold:
-    plan = text_de.build_query(q.question, R._lexicon(), R._synonyms())
-    vector = R._query_vector(q.question, settings)
-    lists = {"dense": R._dense_hits(vector, model=settings["embedding_model"]),
-             "fts": R._fts_hits(R._prune_query(plan.tsquery))}
+    cand = R._candidates(q.question, "hybrid", None, settings)
+    lists = cand.lists
     info = R._entry_info({h.entry_id for hits in lists.values() for h in hits})
-    cases.append((q, lists, {i: v["stand_date"] for i, v in info.items()}, plan.is_value_question))
+    cases.append((q, lists, {i: v["stand_date"] for i, v in info.items()}, cand.plan.is_value_question))
 
 rows = []
 grid = itertools.product(["rrf", "convex"], [10, 30, 60], [0.2, 0.35, 0.5, 0.75, 1.0], [0.0, 0.2, 0.4],

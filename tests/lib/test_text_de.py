@@ -295,3 +295,18 @@ def test_prune_tsquery_drops_common_atoms_but_keeps_the_rarest():
                            max_ratio=0.005, keep_min=1)
     assert tsquery_atoms(pruned) == ["freibetrag"]
     assert prune_tsquery("ahv | schweiz | grenzgaenger | x", lambda w, p: 0.0) == "ahv | schweiz | grenzgaenger | x"
+    # the budget bounds the rows to rank: rarest first while the shares add up to at most the budget
+    query = "arbeitnehm:* | freibetrag | sonderzahl:* | jahr | (weihnacht & geld)"
+    pruned = prune_tsquery(query, lambda w, p: shares[w], max_ratio=0.5, keep_min=1, budget=0.02)
+    assert tsquery_atoms(pruned) == ["freibetrag", "(weihnacht & geld)"]
+
+
+def test_restrict_weights_labels_every_word():
+    from lib.text_de import restrict_weights
+
+    assert restrict_weights("bmsvg | (weihnacht & geld) | sonderzahl:*") == \
+        "bmsvg:AB | (weihnacht:AB & geld:AB) | sonderzahl:*AB"
+    assert restrict_weights("", "A") == ""
+    import pytest
+    with pytest.raises(ValueError):
+        restrict_weights("a", "Z; DROP")
