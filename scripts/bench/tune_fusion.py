@@ -37,7 +37,7 @@ for method, k, w_fts, decay, depth in grid:
     m = evaluation.retrieval_metrics(items, k=8)["overall"]
     rows.append((m["recall@k"] + m["mrr"] + m["hit@1"], method, k, w_fts, decay, depth, m))
 rows.sort(key=lambda r: -r[0])
-for score, method, k, w, decay, depth, m in rows[:15]:
+for score, method, k, w, decay, depth, m in rows[:int(os.environ.get("TOP", "15"))]:
     print(f"{method:6s} k={k:<3} w_fts={w:<5} decay={decay:<4} depth={depth!s:<5} "
           f"R@8={m['recall@k']:.3f} MRR={m['mrr']:.3f} hit@1={m['hit@1']:.3f}")
 for single in ("dense", "fts"):
