@@ -26,7 +26,7 @@ _LEXICON_CACHE = {}      # dbname -> (version, Lexicon)
 _SYNONYM_CACHE = {}      # dbname -> (version, SynonymTable)
 _DF_CACHE = {}           # dbname -> (version, (chunk count, {lexeme: ndoc}, sorted lexemes))
 MAX_DF_RATIO = 0.1       # full-text query atoms matching more chunks than this are dropped (lib.text_de)
-FTS_ROW_BUDGET = 2000     # ... and the kept atoms match at most about this many chunks together
+FTS_ROW_BUDGET = 1000     # ... and the kept atoms match at most about this many chunks together
 BROAD_RERANK = 200        # a question without telling words: full text re-ranks this many dense candidates
 # Fusion knobs (lib.fusion.fuse), chosen with scripts/bench/tune_fusion.py on the demo gold set; rrf_k is a setting
 FUSION = {"method": "rrf", "weights": {"dense": 1.0, "fts": 0.75}, "chunk_decay": 0.4, "depth": 20}

@@ -17,9 +17,13 @@ repeats = int(os.environ.get("BENCH_REPEATS", "5"))
 gold_path = os.environ.get("BENCH_GOLDSET") or os.path.join(
     os.path.dirname(evaluation.__file__), "..", "data", "demo_kb", "goldset.yaml")
 gold = evaluation.load_goldset(gold_path)
-Retriever = env["pv.kb.retriever"]
-settings = env["pv.kb.settings"]._get()
-status = env["pv.kb.chunk"]._embedding_status()
+overrides = {}
+if os.environ.get("STANDIN_URL"):
+    overrides = {"ollama_url": os.environ["STANDIN_URL"], "embedding_model": "multilingual-e5-small",
+                 "query_prefix": "query: ", "passage_prefix": "passage: "}
+Retriever = env["pv.kb.retriever"].with_context(pv_kb_overrides=overrides)
+settings = env["pv.kb.settings"].with_context(pv_kb_overrides=overrides)._get()
+status = env["pv.kb.chunk"].with_context(pv_kb_overrides=overrides)._embedding_status()
 Retriever._lexicon()      # warm the per-process caches once
 Retriever._synonyms()
 vectors = {}

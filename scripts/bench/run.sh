@@ -30,7 +30,11 @@ case $what in
         psql_super -d $db -c "SELECT 're-import unchanged: ' || round(duration::numeric, 2) || ' s' FROM pv_kb_batch ORDER BY id DESC LIMIT 1"
         ;;
     retrieval)
-        shell "${1:?database}" "$REPO/scripts/bench/bench_retrieval.py" ;;
+        port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        "$PY" "$REPO/scripts/ollama_standin.py" --port "$port" --embed-model multilingual-e5-small=e5 \
+            --overhead-ms 0 >/dev/null 2>&1 &
+        standin=$!; trap 'kill $standin 2>/dev/null' EXIT; sleep 2
+        STANDIN_URL=http://127.0.0.1:$port shell "${1:?database}" "$REPO/scripts/bench/bench_retrieval.py" ;;
     scale)
         entries=${1:-20000}; db=pv_kb_bench_scale
         syn=$PV_KB_HOME/synthetic-$entries
