@@ -166,6 +166,14 @@ class Pv_Kb(Command):
             sys.stderr.write("\n")
             title = f"Evaluation {args.goldset} ({len(gold)} Fragen, k={args.k})"
             sys.stdout.write(evaluation.format_report(title, report["modes"], report["settings"]) + "\n")
+            if report.get("gate", {}).get("min_dense_answerable") is not None:
+                g = report["gate"]
+                sys.stdout.write(f"Ablehnungs-Schwelle: kleinste Ähnlichkeit einer beantwortbaren Frage "
+                                 f"{g['min_dense_answerable']:.3f}; ohne Volltexttreffer unter der Schwelle "
+                                 f"würden abgelehnt: " + ", ".join(
+                                     f"{u['id']} ({u['dense_best']:.3f})" for u in g["unanswerable"]
+                                     if u["fts_hits"] == 0 and u["dense_best"] is not None
+                                     and u["dense_best"] < g["min_dense_answerable"] - 0.01) + "\n")
             for mode, metrics in report["modes"].items():
                 if metrics["degraded"]:
                     sys.stdout.write(f"Hinweis [{mode}]: " + " ".join(metrics["degraded"]) + "\n")

@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 
 from .grounding import REFUSAL_TEXT
 
-# Cosine similarity floor for the best dense hit.  Calibrated with
-# `pv_kb eval --answers` on the demo gold set (multilingual-e5-small): the
-# lowest answerable question scored well above this; see README.
-DENSE_FLOOR = 0.70
+# Cosine similarity floor for the best dense hit.  It depends on the embedding
+# model (e5 models give every pair a high similarity), so it is a setting
+# (`gate_dense_floor`); 0.0 means the dense signal never counts as empty.
+# `pv_kb eval` prints the lowest score of an answerable gold question to
+# calibrate it (README, "Refusal gate").
+DENSE_FLOOR = 0.0
 
 
 @dataclass
@@ -40,8 +42,9 @@ class Verdict:
     topics: list[str]
 
 
-def decide(evidence: Evidence, dense_floor: float = DENSE_FLOOR) -> Verdict:
+def decide(evidence: Evidence, dense_floor: float | None = None) -> Verdict:
     """Refuse without calling the model only when the evidence is clearly empty."""
+    dense_floor = DENSE_FLOOR if dense_floor is None else dense_floor
     no_text = evidence.fts_hits == 0
     if evidence.dense_best is None:
         weak_dense = True

@@ -168,6 +168,9 @@ def _one_line(text: str) -> str:
     return _neutralise_tags(" ".join((text or "").split()))
 
 
+_XREF_RE = re.compile(r"\[([a-z][a-z0-9]*(?:-[a-z0-9]+)+)\]")
+
+
 def _clean_block_text(text: str) -> str:
     """Block text as shown in the context: tags neutralised, headings demoted to bold.
 
@@ -178,7 +181,9 @@ def _clean_block_text(text: str) -> str:
     for line in _neutralise_tags((text or "").replace("\r\n", "\n").replace("\r", "\n")).split("\n"):
         match = _HEADING_RE.match(line)
         lines.append(f"**{match.group(1)}**" if match else line.rstrip())
-    return "\n".join(lines).strip("\n")
+    # a cross reference inside the text ("[lb-atz-09]") is not a source the model has read: written as
+    # "(→ lb-atz-09)" it cannot be copied as a citation by accident
+    return _XREF_RE.sub(lambda m: f"(→ {m.group(1)})", "\n".join(lines).strip("\n"))
 
 
 def _is_table_row(line: str) -> bool:

@@ -30,6 +30,7 @@ class AgentAnswer:
     conflicts: list = field(default_factory=list)
     timings: dict = field(default_factory=dict)
     regenerations: int = 0
+    gate_refused: bool = False        # refused before generation (lib.gate), no model call
     prompt_tokens: int = 0
     answer_tokens: int = 0
     query: object = None              # pv.kb.query record
@@ -119,9 +120,10 @@ class PvKbAgent(models.AbstractModel):
 
     def _answer(self, question, retrieval, history, settings, client, on_delta, deadline):
         timings = {}
-        verdict = gate.decide(gate.Evidence.from_retrieval(retrieval))
+        verdict = gate.decide(gate.Evidence.from_retrieval(retrieval), dense_floor=settings["gate_dense_floor"])
         if verdict.refuse:
-            return AgentAnswer(status="verweigert", answer=gate.refusal_answer(verdict), timings=timings)
+            return AgentAnswer(status="verweigert", answer=gate.refusal_answer(verdict), timings=timings,
+                               gate_refused=True)
         t0 = time.perf_counter()
         blocks = self._blocks(retrieval)
         conflicts = self._conflicts(retrieval)

@@ -25,13 +25,14 @@ class PvKbEvaluator(models.AbstractModel):
         out = {"modes": {}, "misses": {}, "answers": None, "answer_details": []}
         try:
             for mode in modes:
-                items, embed_ms, retrieve_ms, degraded = [], [], [], set()
+                items, embed_ms, retrieve_ms, degraded, evidence = [], [], [], set(), []
                 for n, q in enumerate(gold, 1):
                     result = retriever.retrieve(q.question, mode=mode, k=k, settings=settings, client=client,
                                                 expand=False)
                     if result.degraded:
                         degraded.add(result.degraded)
                     items.append((q, result.entry_ids))
+                    evidence.append((q, result.evidence))
                     embed_ms.append(result.timings.get("embed_ms", 0.0))
                     retrieve_ms.append(result.timings["retrieve_ms"])
                     if progress:
@@ -42,6 +43,8 @@ class PvKbEvaluator(models.AbstractModel):
                                 "Query-Embedding": evaluation.latency_stats(embed_ms)},
                     "degraded": sorted(degraded),
                 }
+                if mode == "hybrid":
+                    out["gate"] = self._gate_calibration(evidence)
                 out["misses"][mode] = [(q.id, q.expected_ids, got[:k]) for q, got in items
                                        if q.expected_ids and not set(q.expected_ids) & set(got[:k])]
             if answers:
@@ -53,6 +56,18 @@ class PvKbEvaluator(models.AbstractModel):
             "ollama_url", "embedding_model", "chat_model", "query_prefix", "passage_prefix", "top_k", "rrf_k")}
         out["settings"]["k"] = k
         return out
+
+    @api.model
+    def _gate_calibration(self, evidence):
+        """What the refusal gate sees: the lowest dense score of an answerable question, and per question
+        without expected ids its score and full-text hits (a floor below the first, above the second
+        where they have no text match, lets the gate refuse them without the model)."""
+        answerable = [ev["dense_best"] for q, ev in evidence if q.expected_ids and ev["dense_best"] is not None]
+        return {
+            "min_dense_answerable": min(answerable) if answerable else None,
+            "unanswerable": [{"id": q.id, "dense_best": ev["dense_best"], "fts_hits": ev["fts_hits"]}
+                             for q, ev in evidence if not q.expected_ids],
+        }
 
     @api.model
     def _answers(self, gold, progress=None):
@@ -68,7 +83,8 @@ class PvKbEvaluator(models.AbstractModel):
                 cited_ids=grounding.extract_citations(result.answer), answer_text=result.answer,
                 refused=result.status == "verweigert", conflict_ids_marked=conflict_ids,
                 latency_retrieval_ms=result.timings.get("retrieve_ms", 0.0), latency_total_ms=total_ms))
-            details.append({"id": q.id, "status": result.status, "cited": result.cited_ids,
+            details.append({"id": q.id, "status": result.status, "gate_refused": result.gate_refused,
+                            "cited": result.cited_ids,
                             "retrieved": result.retrieved_ids, "violations": result.violations})
             if progress:
                 progress(f"answers: {n}/{len(gold)}")

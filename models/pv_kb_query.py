@@ -84,4 +84,7 @@ class PvKbQuery(models.Model):
             raise ValueError(rating)
         # users may rate their own questions only (record rules restrict read; write goes through sudo here)
         self.check_access("read")
-        self.sudo().write({"feedback": rating, "feedback_comment": comment or False})
+        vals = {"feedback": rating}
+        if comment:   # a new rating without a comment keeps the comment given before
+            vals["feedback_comment"] = comment
+        self.sudo().write(vals)

@@ -19,6 +19,7 @@ DEFAULTS = {
     "num_ctx": (8192, int),
     "answer_time_limit": (90.0, float),
     "keep_alive": ("30m", str),
+    "gate_dense_floor": (0.0, float),
 }
 
 
@@ -80,6 +81,11 @@ class ResConfigSettings(models.TransientModel):
                                    default=DEFAULTS["num_ctx"][0])
     pv_kb_answer_time_limit = fields.Float("Answer time limit (s)", config_parameter="pv_kb.answer_time_limit",
                                            default=DEFAULTS["answer_time_limit"][0])
+    pv_kb_gate_dense_floor = fields.Float(
+        "Refusal gate: similarity floor", config_parameter="pv_kb.gate_dense_floor", digits=(3, 3),
+        help="A question with no full-text match and no dense hit above this similarity is refused without "
+             "asking the model. Depends on the embedding model: calibrate it with the eval command "
+             "(lowest similarity of an answerable gold question, minus a margin); 0 switches this part off.")
     pv_kb_embedding_status = fields.Char("Embeddings", compute="_compute_pv_kb_embedding_status")
 
     def _compute_pv_kb_embedding_status(self):

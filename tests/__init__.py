@@ -3,3 +3,5 @@ from . import test_retrieval
 from . import test_agent
 from . import test_controllers
 from . import test_settings
+from . import test_eval
+from . import test_ui

@@ -139,8 +139,8 @@ class TestAgent(StandInCase):
         self.assertIn("no_citation", " ".join(obeyed.violations))
 
     def test_out_of_base_question_is_refused_by_the_gate_without_the_model(self):
-        with patch("odoo.addons.pv_kb.lib.gate.DENSE_FLOOR", 2.0):   # hash vectors: rely on the text signal
-            result = self.agent.ask("Xylophon Quantenchromodynamik Zebrastreifen?")
+        self.set_settings(gate_dense_floor=2.0)   # hash vectors: let the text signal decide
+        result = self.agent.ask("Xylophon Quantenchromodynamik Zebrastreifen?")
         self.assertEqual(result.status, "verweigert")
         self.assertTrue(result.answer.startswith(grounding.REFUSAL_TEXT))
         self.assertEqual(self.chat_requests(), [], "the gate answers without calling the model")

@@ -37,7 +37,8 @@ class TestDemoEval(StandInCase):
             assert result.ok, result.report
         result = importer.run(importer._read_source(path=DEMO_KB), source_name="demo")
         assert result.ok, result.report
-        cls.set_settings(embed_batch_size=32)
+        # calibrated for multilingual-e5-small with `pv_kb eval` (README, "Refusal gate")
+        cls.set_settings(embed_batch_size=32, gate_dense_floor=0.84, read_timeout=300)
         cls.env["pv.kb.chunk"]._embed_pending()
         cls.gold = evaluation.load_goldset(GOLDSET)
 
@@ -62,10 +63,11 @@ class TestDemoEval(StandInCase):
         answers = report["answers"]["overall"]
         _logger.info("answer metrics: %s", answers)
         self.assertEqual(answers["citation_precision"], 1.0)
-        self.assertEqual(answers["false_refusals"], 0.0, "no answerable question is refused")
         by_id = {q.id: q for q in self.gold}
         for detail in report["answer_details"]:
             q = by_id[detail["id"]]
+            if q.expected_ids:
+                self.assertFalse(detail["gate_refused"], f"the gate refused the answerable question {q.id}")
             self.assertTrue(set(detail["cited"]) <= set(detail["retrieved"]), q.id)
             if q.kind in ("refuse", "injection"):
                 # refused, or answered from the base only: every statement cites a retrieved entry
@@ -76,8 +78,12 @@ class TestDemoEval(StandInCase):
         from odoo.addons.pv_kb.lib import gate
 
         Retriever = self.env["pv.kb.retriever"]
+        refused = []
         for q in self.gold:
-            if not q.expected_ids:
-                continue
-            verdict = gate.decide(gate.Evidence.from_retrieval(Retriever.retrieve(q.question)))
-            self.assertFalse(verdict.refuse, f"{q.id} is answerable but the gate would refuse it")
+            verdict = gate.decide(gate.Evidence.from_retrieval(Retriever.retrieve(q.question)), dense_floor=0.84)
+            if q.expected_ids:
+                self.assertFalse(verdict.refuse, f"{q.id} is answerable but the gate would refuse it")
+            elif verdict.refuse:
+                refused.append(q.id)
+        _logger.info("refused by the gate without the model: %s", refused)
+        self.assertTrue(refused, "with a calibrated floor the gate spares the model some clear refusals")

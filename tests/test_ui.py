@@ -1,7 +1,7 @@
 """Browser tests of the assistant panel: the hoot unit tests and the chat tour."""
-import unittest
-
 from odoo.tests import HttpCase, tagged
+
+from .common import StandInCase
 
 
 def hoot_job_id(full_name):
@@ -18,10 +18,11 @@ def hoot_error_checker(message):
 
 
 @tagged("post_install", "-at_install", "pv_kb", "pv_kb_ui")
-class TestUi(HttpCase):
+class TestUi(StandInCase, HttpCase):
+    """Runs with the Ollama stand-in so that the tour gets real, streamed answers."""
 
     def test_hoot(self):
-        """Runs the suite @pv_kb (static/tests/*.test.js) in the headless browser."""
+        """The suite @pv_kb (static/tests/*.test.js) in the headless browser."""
         url = (
             "/web/tests?headless&loglevel=2&preset=desktop&timeout=15000"
             f"&id={hoot_job_id('@pv_kb')}"
@@ -31,7 +32,12 @@ class TestUi(HttpCase):
             success_signal="[HOOT] Test suite succeeded", error_checker=hoot_error_checker,
         )
 
-    @unittest.skip("waiting for server routes")
     def test_tour(self):
-        """Ask, open a cited entry, come back, rate (needs /pv_kb/ask/stream and a stand-in model)."""
+        """Ask about the demo KB, open a cited entry, come back, rate the answer."""
+        self.import_demo()
+        self.embed_all()
         self.start_tour("/odoo", "pv_kb_chat_tour", login="admin", timeout=180)
+        query = self.env["pv.kb.query"].search([("user_id", "=", self.env.ref("base.user_admin").id)],
+                                               order="id desc", limit=1)
+        self.assertEqual(query.question, "Wie hoch ist der Freibetrag für Sonderzahlungen?")
+        self.assertEqual(query.feedback, "up")

@@ -3,7 +3,7 @@ from lib.grounding import REFUSAL_TEXT
 
 
 def test_refuses_only_when_both_signals_are_empty():
-    assert gate.decide(gate.Evidence(fts_hits=0, dense_best=0.5)).refuse
+    assert gate.decide(gate.Evidence(fts_hits=0, dense_best=0.5), dense_floor=0.7).refuse
     assert gate.decide(gate.Evidence(fts_hits=0, dense_best=None)).refuse
 
 
@@ -13,8 +13,10 @@ def test_any_full_text_match_passes_the_gate():
 
 
 def test_strong_dense_similarity_passes_without_text_match():
-    assert not gate.decide(gate.Evidence(fts_hits=0, dense_best=gate.DENSE_FLOOR + 0.01)).refuse
-    assert gate.decide(gate.Evidence(fts_hits=0, dense_best=gate.DENSE_FLOOR - 0.01)).refuse
+    assert not gate.decide(gate.Evidence(fts_hits=0, dense_best=0.85), dense_floor=0.84).refuse
+    assert gate.decide(gate.Evidence(fts_hits=0, dense_best=0.83), dense_floor=0.84).refuse
+    # the default floor never lets a dense hit count as empty
+    assert not gate.decide(gate.Evidence(fts_hits=0, dense_best=0.01)).refuse
 
 
 def test_floor_is_a_parameter():
@@ -24,7 +26,7 @@ def test_floor_is_a_parameter():
 
 
 def test_refusal_names_nearest_topics():
-    verdict = gate.decide(gate.Evidence(fts_hits=0, dense_best=0.2, topics=["sachbezuege", "urlaub", "a", "b"]))
+    verdict = gate.decide(gate.Evidence(fts_hits=0, dense_best=None, topics=["sachbezuege", "urlaub", "a", "b"]))
     text = gate.refusal_answer(verdict)
     assert text.startswith(REFUSAL_TEXT)
     assert "sachbezuege" in text and "urlaub" in text and ", b" not in text

@@ -478,3 +478,14 @@ def test_strip_unknown_citations_keeps_only_retrieved_ids():
     assert set(extract_citations(cleaned)) == {"lb-a-01"}
     assert "[nicht belegt]" in cleaned
     assert strip_unknown_citations(text, ["lb-a-01", "lb-x-99", "lb-y-02"]) == (text, [])
+
+
+def test_cross_references_in_block_text_are_not_citation_shaped():
+    from lib.grounding import ContextBlock, extract_citations, render_context
+
+    block = ContextBlock(entry_id="lb-a-01", title="A", stand="2025-01", topic="t", source="s",
+                         heading_path="Verweise", text="- [lb-b-02] Details dort", section_key="verweise")
+    context = render_context([block])
+    assert "(→ lb-b-02)" in context
+    body = "\n".join(line for line in context.splitlines() if not line.startswith("### ["))
+    assert extract_citations(body) == []

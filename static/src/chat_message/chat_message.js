@@ -1,0 +1,87 @@
+import { Component, markup, useState } from "@odoo/owl";
+import { CopyButton } from "@web/core/copy_button/copy_button";
+import { _t } from "@web/core/l10n/translation";
+import { useService } from "@web/core/utils/hooks";
+import { renderMarkdown } from "../markdown";
+
+/** One question and its answer: banners, Markdown with citation chips, copy and feedback. */
+export class ChatMessage extends Component {
+    static template = "pv_kb.ChatMessage";
+    static components = { CopyButton };
+    static props = { turn: Object };
+
+    setup() {
+        this.chat = useService("pv_kb_chat");
+        // Turns keep their object for their lifetime (the list is keyed by `turn.key`).
+        this.turnState = useState(this.props.turn);
+        this.feedback = useState({ commentOpen: false, comment: "", sending: false });
+        this.copiedText = _t("Copied");
+    }
+
+    get turn() {
+        return this.turnState;
+    }
+
+    get isStreaming() {
+        return this.turn.status === "streaming";
+    }
+
+    get isFinal() {
+        return !this.isStreaming && this.turn.status !== "stopped";
+    }
+
+    get answerHtml() {
+        // While streaming, the retrieved entries are the best guess for chip tooltips.
+        const citations = this.turn.citations?.length ? this.turn.citations : this.turn.retrieved;
+        return markup(renderMarkdown(this.turn.answer, { citations }));
+    }
+
+    get canRate() {
+        return this.isFinal && Boolean(this.turn.queryId);
+    }
+
+    onBodyClick(ev) {
+        const chip = ev.target.closest(".o_pv_kb_cite");
+        if (!chip) {
+            return;
+        }
+        ev.preventDefault();
+        const entryId = parseInt(chip.dataset.entryId) || null;
+        this.chat.openEntry({ entryId, kbId: chip.dataset.kbId });
+    }
+
+    async rate(rating) {
+        if (this.feedback.sending) {
+            return;
+        }
+        this.feedback.sending = true;
+        try {
+            const ok = await this.chat.sendFeedback(this.turn, rating);
+            if (ok) {
+                this.feedback.commentOpen = rating === "down";
+            }
+        } finally {
+            this.feedback.sending = false;
+        }
+    }
+
+    openComment() {
+        this.feedback.commentOpen = true;
+    }
+
+    async sendComment() {
+        const comment = this.feedback.comment.trim();
+        if (!comment || !this.turn.feedback || this.feedback.sending) {
+            return;
+        }
+        this.feedback.sending = true;
+        try {
+            if (await this.chat.sendFeedback(this.turn, this.turn.feedback, comment)) {
+                this.feedback.commentOpen = false;
+                this.feedback.comment = "";
+            }
+        } finally {
+            this.feedback.sending = false;
+        }
+    }
+}
