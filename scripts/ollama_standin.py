@@ -393,7 +393,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 (http.server naming)
         if self.path == "/_standin/log":
-            self._send_json(200, {"requests": self.standin.requests_log})
+            self._send_json(200, {"requests": self.standin.requests_log,
+                                  "first_tokens": self.standin.first_token_times})
             return
         self._api("GET", None, b"")
 
@@ -555,6 +556,8 @@ class _Handler(BaseHTTPRequestHandler):
                     return
                 line = {**base, "message": {"role": "assistant", "content": piece}, "done": False}
                 self._write_chunk(json.dumps(line, ensure_ascii=False).encode("utf-8") + b"\n")
+                if n == 0:
+                    standin._note_first_token()
                 if n == 0 and mode == "garbage":
                     self._write_chunk(b"this is not json\n")
                     break
@@ -628,6 +631,7 @@ class OllamaStandIn:
         self._replies: collections.deque[str] = collections.deque()
         self._fault: dict | None = None
         self._first_token_ms = 0.0
+        self._first_tokens: list[float] = []
         self._token_ms = 0.0
 
     # -- lifecycle ------------------------------------------------------------
@@ -707,6 +711,7 @@ class OllamaStandIn:
             self._replies.clear()
             self._fault = None
             self._first_token_ms = self._token_ms = 0.0
+            self._first_tokens.clear()
 
     # -- used by the handler --------------------------------------------------
 
@@ -728,6 +733,16 @@ class OllamaStandIn:
                 if fault["times"] <= 0:
                     self._fault = None
             return dict(fault)
+
+    def _note_first_token(self) -> None:
+        with self._lock:
+            self._first_tokens.append(time.time())
+
+    @property
+    def first_token_times(self) -> list[float]:
+        """Wall-clock times (time.time()) at which each streamed answer's first token was written."""
+        with self._lock:
+            return list(self._first_tokens)
 
     def _next_reply(self, messages: list[dict]) -> str:
         with self._lock:
