@@ -82,7 +82,7 @@ ASK = """(() => {
   const observer = new MutationObserver(() => {
     const all = turns();
     if (all.length > before) {
-      const answer = all[all.length - 1].querySelector('.o_pv_kb_answer');
+      const answer = all[all.length - 1].querySelector('.o_pv_kb_body');
       if (answer && answer.textContent.trim() && !window.__pvKbFirstText) {
         window.__pvKbFirstText = Date.now();
         observer.disconnect();
