@@ -360,6 +360,9 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     timeout = 60
+    # headers and body go out in separate writes: without TCP_NODELAY, Nagle's algorithm and the
+    # client's delayed ACK add ~40 ms to every keep-alive request (a real Ollama server has no such cost)
+    disable_nagle_algorithm = True
     standin: "OllamaStandIn"  # set on the subclass built by OllamaStandIn.start()
 
     def log_message(self, *args: Any) -> None:  # keep test output quiet
