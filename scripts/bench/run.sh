@@ -2,8 +2,9 @@
 # Benchmarks (numbers go to README.md):
 #   scripts/bench/run.sh import              import time of the 601-entry synthetic base (fresh database)
 #   scripts/bench/run.sh retrieval DB        retrieval latency per mode on DB (e.g. pv_kb_eval after eval_demo.sh)
-#   scripts/bench/run.sh scale [ENTRIES]     retrieval latency at ~100,000 chunks (20,000 synthetic entries,
-#                                            random 384-dim vectors: latency does not depend on their meaning)
+#   scripts/bench/run.sh scale [ENTRIES]     retrieval latency on a synthetic base of ENTRIES entries (20000: ~150,000
+#                                            chunks; 400: ~3,000), random 384-dim vectors: latency does not depend
+#                                            on their meaning
 #   scripts/bench/run.sh embed               batched vs one-per-request embedding through the stand-in
 #   scripts/bench/run.sh pipeline DB         agent overhead beyond the model calls on the demo gold set
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
@@ -36,7 +37,7 @@ case $what in
         standin=$!; trap 'kill $standin 2>/dev/null' EXIT; sleep 2
         STANDIN_URL=http://127.0.0.1:$port shell "${1:?database}" "$REPO/scripts/bench/bench_retrieval.py" ;;
     scale)
-        entries=${1:-20000}; db=pv_kb_bench_scale
+        entries=${1:-20000}; db=pv_kb_bench_scale_$entries
         syn=$PV_KB_HOME/synthetic-$entries
         [[ -f $syn/wissensbasis/kb.json ]] || "$PY" "$REPO/scripts/gen_synthetic_kb.py" "$syn" --entries "$entries" >/dev/null
         if [[ -z $(psql_super -d postgres -c "SELECT 1 FROM pg_database WHERE datname='$db'") ]]; then
