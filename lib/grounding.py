@@ -392,7 +392,8 @@ def build_messages(
     """
     content = render_context(blocks) + "\n"
     if conflicts:
-        lines = ["KONFLIKT: " + " ".join(_one_line(i) for i in c.entry_ids) for c in conflicts]
+        # one line per set of contradicting entries (several keys may differ between the same two)
+        lines = list(dict.fromkeys("KONFLIKT: " + " ".join(_one_line(i) for i in c.entry_ids) for c in conflicts))
         content += "<konflikte>\n" + "\n".join(lines) + "\n</konflikte>\n"
     content += "<frage>\n" + _neutralise_tags((question or "").strip()) + "\n</frage>"
     if strict_note and strict_note.strip():

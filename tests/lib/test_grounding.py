@@ -489,3 +489,12 @@ def test_cross_references_in_block_text_are_not_citation_shaped():
     assert "(→ lb-b-02)" in context
     body = "\n".join(line for line in context.splitlines() if not line.startswith("### ["))
     assert extract_citations(body) == []
+
+
+def test_conflict_lines_are_not_repeated_for_the_same_entries():
+    from lib.grounding import Conflict, build_messages
+
+    conflicts = [Conflict(key="a", entry_ids=["lb-x-01", "lb-y-02"], values={}, stands={}),
+                 Conflict(key="b", entry_ids=["lb-x-01", "lb-y-02"], values={}, stands={})]
+    content = build_messages("Frage?", [], conflicts)[-1]["content"]
+    assert content.count("KONFLIKT: lb-x-01 lb-y-02") == 1
