@@ -920,9 +920,10 @@ def _conflict_edges(entries: list[EntryFacts], rows: list[_Row]) -> list[tuple[i
     Rows are only compared inside a bucket: (topic, key token) for entries of
     one topic (fuzzy key match), (legal basis, whole key) across topics (exact
     key match), which keeps a 600-entry base fast. Two rows with similar keys
-    and different numbers conflict unless one entry also holds the other's
-    value under a similar key (e.g. "Pkw – bis 2024" next to "Pkw – ab 2025"):
-    then it has superseded the older value rather than contradicted it.
+    and different numbers conflict unless the older entry itself also holds
+    the newer value under a similar key. A newer entry that lists the older
+    value as history does not settle it: the older entry still states it
+    without that limit, so both sides are shown.
     """
     buckets: dict[tuple, list[int]] = {}
     topics = [_fold(e.topic).strip() for e in entries]
@@ -957,10 +958,23 @@ def _conflict_edges(entries: list[EntryFacts], rows: list[_Row]) -> list[tuple[i
         a, b = rows[first], rows[second]
         if not _values_conflict(a.value_tokens, b.value_tokens):
             continue
-        if a.value_tokens <= known[(first, b.entry)] or b.value_tokens <= known[(second, a.entry)]:
+        if _superseded_within_one_entry(a, b, known[(first, b.entry)], known[(second, a.entry)], entries):
             continue
         edges.append((first, second))
     return edges
+
+
+def _superseded_within_one_entry(a, b, known_in_b, known_in_a, entries) -> bool:
+    """True when the *older* entry itself already lists the newer value (it is not contradicted).
+
+    An older entry that states only its own (since outdated) value does contradict a newer entry
+    that lists it as history ("bis 2024: € 0,42, ab 2025: € 0,50"): the customer's rule is to show
+    both sides with their Stand and never settle it silently, so that stays a conflict.
+    """
+    older_is_a = (entries[a.entry].stand or "") < (entries[b.entry].stand or "")
+    if older_is_a:
+        return b.value_tokens <= known_in_a
+    return a.value_tokens <= known_in_b
 
 
 def detect_conflicts(entries: list[EntryFacts]) -> list[Conflict]:

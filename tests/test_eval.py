@@ -63,6 +63,7 @@ class TestDemoEval(StandInCase):
         answers = report["answers"]["overall"]
         _logger.info("answer metrics: %s", answers)
         self.assertEqual(answers["citation_precision"], 1.0)
+        self.assertEqual(answers["conflict_handling"], 1.0, "every conflict question shows all sides with ⚠")
         by_id = {q.id: q for q in self.gold}
         for detail in report["answer_details"]:
             q = by_id[detail["id"]]

@@ -373,7 +373,7 @@ def test_detect_conflicts_across_topics_needs_shared_legal_basis_and_same_key():
     assert g.detect_conflicts([a, loose_key]) == []
 
 
-def test_detect_conflicts_lines_up_table_columns_and_ignores_superseded_values():
+def test_detect_conflicts_lines_up_table_columns_and_keeps_outdated_values_as_conflicts():
     by_year = facts("lb-atz-02", "2025-01",
                     "| Beginn | kontinuierlich | Blockzeit |\n|---|---|---|\n"
                     "| 2025 | 90 % | 35 % |\n| 2026 | 90 % | 27,5 % |")
@@ -384,11 +384,17 @@ def test_detect_conflicts_lines_up_table_columns_and_ignores_superseded_values()
     assert [(c.entry_ids, c.values) for c in conflicts] == [
         (["lb-atz-02", "wiku-atz-01"], {"lb-atz-02": "27,5 %", "wiku-atz-01": "28,5 %"})]
     assert "2026" in conflicts[0].key and "Blockzeit" in conflicts[0].key
-    # a newer entry that lists the old value next to the new one has superseded it
+    # an older entry that still states the outdated value is a conflict even when the newer one lists it
+    # as history: both sides are shown with their Stand, never settled silently
     newer = facts("lb-rk-02", "2025-01", "| Fahrzeug | bis 2024 | ab 2025 |\n|---|---|---|\n| Pkw | € 0,42 | € 0,50 |",
                   topic="reisekosten")
     older = facts("wiku-rk-01", "2023-05", "- Pkw: € 0,42 pro km", topic="reisekosten")
-    assert g.detect_conflicts([newer, older]) == []
+    found = g.detect_conflicts([newer, older])
+    assert [(c.key, sorted(c.entry_ids)) for c in found] == [("Pkw – ab 2025", ["lb-rk-02", "wiku-rk-01"])]
+    assert found[0].values == {"lb-rk-02": "€ 0,50", "wiku-rk-01": "€ 0,42 pro km"}
+    # an older entry that already names the newer value too is not contradicted
+    aware = facts("wiku-rk-01", "2023-05", "- Pkw: € 0,42 pro km\n- Pkw ab 2025: € 0,50", topic="reisekosten")
+    assert g.detect_conflicts([newer, aware]) == []
 
 
 def test_detect_conflicts_merges_three_entries_into_one_conflict():
