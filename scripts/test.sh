@@ -74,6 +74,8 @@ else
     # a batch nobody has seen, through the command line and through the wizard: identical results
     if [[ -n $summary ]]; then
         if bash "$REPO/scripts/e2e_import.sh" "$db"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+        # the eval command on a base and gold set nobody has seen
+        if bash "$REPO/scripts/e2e_eval.sh" "$db"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
     fi
     psql_super -d postgres -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 || true
     rm -rf "$PV_KB_HOME/filestore/$db" "$HOME/.local/share/Odoo/filestore/$db" 2>/dev/null || true

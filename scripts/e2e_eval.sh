@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# End to end: the eval command on a knowledge base and gold set nobody has seen (generated now, random seed).
+# Used by scripts/test.sh on the test database; full-text mode, so no model is needed. Prints
+# "e2e eval: PASS" or "e2e eval: FAIL …".
+#   scripts/e2e_eval.sh DB
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+db=${1:?database}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+seed=${PV_KB_E2E_SEED:-$RANDOM}
+"$PY" "$REPO/scripts/gen_synthetic_kb.py" "$work/kb" --entries 40 --seed "$seed" --prefix "gold$seed" >/dev/null
+# a gold set in the eval format: each entry's title as the question, plus one question the base cannot answer
+"$PY" - "$work/kb/wissensbasis/kb.json" "$work/gold.yaml" <<'PY'
+import json, sys
+import yaml
+entries = json.load(open(sys.argv[1], encoding="utf-8"))["entries"]
+gold = [{"id": f"q-{n:02d}", "question": e["title"] + "?", "kind": "fact", "expected_ids": [e["id"]]}
+        for n, e in enumerate(entries[:15])]
+gold.append({"id": "q-none", "question": "Wie wird das Wetter morgen in Graz?", "kind": "refuse", "expected_ids": []})
+yaml.safe_dump(gold, open(sys.argv[2], "w", encoding="utf-8"), allow_unicode=True)
+PY
+out=$("$PY" "$ODOO_PATH/odoo-bin" --addons-path="$ODOO_PATH/addons,$ADDONS_DIR" pv_kb eval --goldset "$work/gold.yaml" \
+      --kb "$work/kb/wissensbasis" --mode fts --k 8 --json "$work/report.json" -c "$ODOO_CONF" -d "$db" \
+      --log-level=warn 2>/dev/null)
+rc=$?
+recall=$("$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["modes"]["fts"]["retrieval"]["overall"]["recall@k"])' \
+         "$work/report.json" 2>/dev/null)
+psql_super -d "$db" -c "DELETE FROM pv_kb_batch; DELETE FROM pv_kb_entry;" >/dev/null
+if [[ $rc -eq 0 && -n $recall ]] && "$PY" -c "import sys; sys.exit(0 if float('$recall') >= 0.8 else 1)"; then
+    echo "e2e eval: PASS (seed $seed: 15 questions on an unseen base, fts Recall@8 $recall)"
+else
+    echo "e2e eval: FAIL (seed $seed, exit $rc, recall '${recall}')"; echo "$out" | tail -20
+    exit 1
+fi
