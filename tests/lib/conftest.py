@@ -3,3 +3,23 @@ import pathlib
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 DEMO_KB = REPO / "data" / "demo_kb" / "wissensbasis"
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def server():
+    """A local Ollama stand-in with the deterministic hash embedding ("hash-embed") and "standin-chat"."""
+    from scripts.ollama_standin import OllamaStandIn
+
+    standin = OllamaStandIn(embed_models={"hash-embed": "hash"}, request_overhead_ms=0).start()
+    yield standin
+    standin.stop()
+
+
+@pytest.fixture
+def standin(server):
+    """The module's stand-in, reset before and after each test."""
+    server.reset()
+    yield server
+    server.reset()

@@ -17,18 +17,6 @@ EMBED = "hash-embed"
 CHAT = "standin-chat"
 
 
-@pytest.fixture(scope="module")
-def server():
-    standin = OllamaStandIn(embed_models={EMBED: "hash"}, request_overhead_ms=0).start()
-    yield standin
-    standin.stop()
-
-
-@pytest.fixture
-def standin(server):
-    server.reset()
-    yield server
-    server.reset()
 
 
 def make_client(url, **overrides):

@@ -68,18 +68,6 @@ def cited(answer):
     return re.findall(r"\[([a-z0-9-]+)\]", answer)
 
 
-@pytest.fixture(scope="module")
-def server():
-    standin = OllamaStandIn(embed_models={EMBED: "hash"}, request_overhead_ms=0).start()
-    yield standin
-    standin.stop()
-
-
-@pytest.fixture
-def standin(server):
-    server.reset()
-    yield server
-    server.reset()
 
 
 def post(standin, path, payload, timeout=5, **kw):
