@@ -1,10 +1,10 @@
 """Pure tests: import the engine as ``lib.*`` from the repository root."""
 import pathlib
 
+import pytest
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 DEMO_KB = REPO / "data" / "demo_kb" / "wissensbasis"
-
-import pytest  # noqa: E402
 
 
 @pytest.fixture(scope="module")
