@@ -11,4 +11,6 @@ _TITLE_RE = re.compile(r"\A\s*#\s+[^\n]*\n")
 def entry_html(body: str) -> str:
     """Render the entry body; the leading H1 is dropped since the form shows the title."""
     text = _TITLE_RE.sub("", body or "", count=1)
-    return markdown.markdown(text, extensions=["tables", "sane_lists"], output_format="html")
+    html = markdown.markdown(text, extensions=["tables", "sane_lists"], output_format="html")
+    # Kernwerte tables read better with the backend's table styles
+    return html.replace("<table>", '<table class="table table-sm table-bordered w-auto">')
