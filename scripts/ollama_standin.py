@@ -52,7 +52,7 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -206,6 +206,33 @@ class _E5Backend:
 
 
 _E5 = _E5Backend()
+
+
+class _LlamaBackend:
+    """A real chat model on the CPU: a GGUF file run by llama-cpp-python (optional, for a local trial).
+
+    Served as ``NAME=llama:/path/model.gguf``; loaded once on first use. Streams the model's own tokens.
+    """
+
+    def __init__(self, path: str, n_ctx: int = 8192) -> None:
+        self.path, self.n_ctx = path, n_ctx
+        self._llm = None
+        self._lock = threading.Lock()
+
+    def stream(self, messages: list[dict], options: dict) -> Iterator[str]:
+        with self._lock:   # one generation at a time, like a single Ollama runner
+            if self._llm is None:
+                from llama_cpp import Llama  # optional dependency, imported only when used
+                self._llm = Llama(model_path=self.path, n_ctx=self.n_ctx, n_threads=os.cpu_count() or 2,
+                                  verbose=False)
+            chunks = self._llm.create_chat_completion(
+                messages=[{"role": m.get("role", "user"), "content": str(m.get("content") or "")} for m in messages],
+                temperature=float(options.get("temperature", 0.1)), max_tokens=int(options.get("num_predict", 512)),
+                stream=True)
+            for chunk in chunks:
+                piece = chunk["choices"][0].get("delta", {}).get("content")
+                if piece:
+                    yield piece
 
 
 # ---------------------------------------------------------------------------
@@ -528,20 +555,27 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, base)
             return
         standin = self.standin
-        content = standin._next_reply(messages)
-        pieces = split_tokens(content)
+        if spec["backend"] == "llama" and not standin._has_script():
+            options0 = data.get("options") if isinstance(data.get("options"), dict) else {}
+            pieces = list(standin._llama[spec["name"]].stream(messages, options0)) if not stream else \
+                standin._llama[spec["name"]].stream(messages, options0)
+            content = "".join(pieces) if not stream else ""
+        else:
+            content = standin._next_reply(messages)
+            pieces = split_tokens(content)
         options = data.get("options") if isinstance(data.get("options"), dict) else {}
         num_ctx = int(options.get("num_ctx") or DEFAULT_NUM_CTX)
         chars = sum(len(str(m.get("content") or "")) for m in messages if isinstance(m, dict))
         prompt_tokens = min(math.ceil(chars / 3.5), num_ctx)
         first_ms, token_ms = standin._timing()
+        count = len(pieces) if isinstance(pieces, list) else 0
         stats = {"done_reason": "stop", "done": True, "total_duration": 0,
                  "load_duration": 0, "prompt_eval_count": prompt_tokens,
-                 "prompt_eval_duration": int(first_ms * 1e6), "eval_count": len(pieces),
-                 "eval_duration": int(token_ms * len(pieces) * 1e6)}
+                 "prompt_eval_duration": int(first_ms * 1e6), "eval_count": count,
+                 "eval_duration": int(token_ms * count * 1e6)}
         started = time.perf_counter()
         if not stream:
-            if standin._stopping.wait((first_ms + token_ms * len(pieces)) / 1000.0):
+            if standin._stopping.wait((first_ms + token_ms * count) / 1000.0):
                 return
             stats["total_duration"] = int((time.perf_counter() - started) * 1e9)
             self._send_json(200, {**base, "message": {"role": "assistant", "content": content},
@@ -621,10 +655,17 @@ class OllamaStandIn:
                 "name": _full_name(name), "backend": backend, "capability": "embedding",
                 "family": "bert" if e5 else "standinhash", "dim": E5_DIM if e5 else int(dim or HASH_DIM),
                 "context": 512 if e5 else 8192, "size": "118M" if e5 else "0"}
-        for name in chat_models:
-            self._models[_full_name(name)] = {
-                "name": _full_name(name), "backend": "rules", "capability": "completion",
-                "family": "standin", "dim": 2048, "context": 32768, "size": "0"}
+        self._llama: dict[str, _LlamaBackend] = {}
+        for item in chat_models:
+            name, _sep, backend = item.partition("=")
+            spec = {"name": _full_name(name), "backend": "rules", "capability": "completion",
+                    "family": "standin", "dim": 2048, "context": 32768, "size": "0"}
+            if backend.startswith("llama:"):
+                spec.update(backend="llama", family="llama")
+                self._llama[spec["name"]] = _LlamaBackend(backend.partition(":")[2])
+            elif backend:
+                raise ValueError(f"unknown chat backend {backend!r} for {name}")
+            self._models[spec["name"]] = spec
         self.started_at = _now_iso()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -747,6 +788,10 @@ class OllamaStandIn:
         with self._lock:
             return list(self._first_tokens)
 
+    def _has_script(self) -> bool:
+        with self._lock:
+            return bool(self._replies)
+
     def _next_reply(self, messages: list[dict]) -> str:
         with self._lock:
             scripted = self._replies.popleft() if self._replies else None
@@ -779,8 +824,9 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, default=11435)
     parser.add_argument("--embed-model", action="append", default=[], metavar="NAME=e5|hash",
                         help="served embedding model and its backend (repeatable)")
-    parser.add_argument("--chat-model", action="append", default=[], metavar="NAME",
-                        help="served chat model (repeatable)")
+    parser.add_argument("--chat-model", action="append", default=[], metavar="NAME[=llama:GGUF]",
+                        help="served chat model (repeatable); NAME=llama:/path/model.gguf runs a real GGUF "
+                             "model on the CPU with llama-cpp-python instead of the rule-following responder")
     parser.add_argument("--overhead-ms", type=float, default=2.0,
                         help="sleep per API request, models a real server's per-call cost")
     return parser.parse_args(argv)

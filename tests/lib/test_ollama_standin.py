@@ -382,3 +382,25 @@ def test_hash_backend_with_another_dimension():
         assert len(data["embeddings"][0]) == 1024
     with pytest.raises(ValueError):
         OllamaStandIn(embed_models={"h": "e5:12"})
+
+
+def test_llama_chat_backend_streams_the_models_pieces(monkeypatch):
+    """NAME=llama:PATH serves a real GGUF model; here llama-cpp-python is replaced by a fake generator."""
+    calls = []
+
+    def fake_stream(self, messages, options):
+        calls.append((self.path, messages[-1]["content"], options.get("temperature")))
+        yield from ["Die ", "Antwort ", "[lb-a-01]."]
+    monkeypatch.setattr(sim._LlamaBackend, "stream", fake_stream)
+    with OllamaStandIn(embed_models={}, chat_models=("real=llama:/models/x.gguf",), request_overhead_ms=0) as srv:
+        body = {"model": "real", "messages": [{"role": "user", "content": "Frage?"}], "stream": True,
+                "options": {"temperature": 0.1}}
+        lines = [json.loads(l) for l in requests.post(srv.url + "/api/chat", json=body, timeout=5).text.splitlines()]
+        assert "".join(l["message"]["content"] for l in lines) == "Die Antwort [lb-a-01]."
+        assert lines[-1]["done"] is True
+        body["stream"] = False
+        reply = requests.post(srv.url + "/api/chat", json=body, timeout=5).json()
+        assert reply["message"]["content"] == "Die Antwort [lb-a-01]."
+    assert calls[0] == ("/models/x.gguf", "Frage?", 0.1)
+    with pytest.raises(ValueError):
+        OllamaStandIn(chat_models=("x=gpt:cloud",))
