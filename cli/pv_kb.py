@@ -49,6 +49,7 @@ class Pv_Kb(Command):
         ask = sub.add_parser("ask", help="ask the assistant one question")
         ask.add_argument("question")
         emb = sub.add_parser("embed", help="compute missing embeddings now")
+        ask.add_argument("--answer-time-limit", type=float, help="seconds the model may take (default: setting)")
         for p in (ev, ask, emb):
             p.add_argument("--ollama-url")
             p.add_argument("--embedding-model")
@@ -81,7 +82,8 @@ class Pv_Kb(Command):
 
         registry = self._env(dbname)
         with registry.cursor() as cr:
-            env = api.Environment(cr, api.SUPERUSER_ID, {"lang": "de_DE"})
+            env = api.Environment(cr, api.SUPERUSER_ID, {})
+            env = env(context=self._context(env))
             importer = env["pv.kb.importer"]
             try:
                 files = importer._read_source(path=args.path)
@@ -95,8 +97,14 @@ class Pv_Kb(Command):
         return 0 if result.ok else 1
 
     @staticmethod
+    def _context(env, **extra):
+        """German messages when the database has German installed."""
+        german = env["res.lang"].search_count([("code", "=", "de_DE"), ("active", "=", True)])
+        return dict(extra, lang="de_DE") if german else extra
+
+    @staticmethod
     def _overrides(args):
-        keys = ("ollama_url", "embedding_model", "chat_model", "query_prefix", "passage_prefix")
+        keys = ("ollama_url", "embedding_model", "chat_model", "query_prefix", "passage_prefix", "answer_time_limit")
         return {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
 
     @staticmethod
@@ -191,7 +199,8 @@ class Pv_Kb(Command):
 
         registry = self._env(dbname)
         with registry.cursor() as cr:
-            env = api.Environment(cr, api.SUPERUSER_ID, {"pv_kb_overrides": self._overrides(args), "lang": "de_DE"})
+            env = api.Environment(cr, api.SUPERUSER_ID, {})
+            env = env(context=self._context(env, pv_kb_overrides=self._overrides(args)))
 
             def on_delta(text):
                 sys.stdout.write("\n[neu generiert]\n" if text is None else text)
