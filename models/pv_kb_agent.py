@@ -95,24 +95,33 @@ class PvKbAgent(models.AbstractModel):
         deadline = deadline or (time.monotonic() + settings["answer_time_limit"])
         history = conversation._history() if conversation else []
         query = grounding.standalone_query(question, history) if history else question
+        retrieval = None
         try:
-            retrieval = self.env["pv.kb.retriever"].retrieve(question, query=query, mode=mode, filters=filters,
-                                                              settings=settings)
-            if on_retrieved:
-                on_retrieved(retrieval)
-            # the model may take at most what is left of the answer time limit
-            client = self.env["pv.kb.settings"]._client(dict(settings, read_timeout=max(
-                1.0, min(settings["read_timeout"], deadline - time.monotonic()))), interactive=True)
-            try:
-                result = self._answer(question, retrieval, history, settings, client, on_delta, deadline)
-            finally:
-                client.close()
-        except Exception:
+            with self.env.cr.savepoint():
+                retrieval = self.env["pv.kb.retriever"].retrieve(question, query=query, mode=mode, filters=filters,
+                                                                  settings=settings)
+                if on_retrieved:
+                    on_retrieved(retrieval)
+                # the model may take at most what is left of the answer time limit
+                client = self.env["pv.kb.settings"]._client(dict(settings, read_timeout=max(
+                    1.0, min(settings["read_timeout"], deadline - time.monotonic()))), interactive=True)
+                try:
+                    result = self._answer(question, retrieval, history, settings, client, on_delta, deadline)
+                finally:
+                    client.close()
+        except Exception as exc:  # noqa: BLE001 - the user gets a German message and the log an entry, never a traceback
             _logger.exception("pv_kb: answering failed")
-            raise
+            if on_delta:
+                on_delta(None)
+            result = AgentAnswer(
+                status="fehler",
+                answer=self.env._("The question could not be answered because of an internal error. Please try "
+                                  "again later; if it happens again, tell your administrator."),
+                violations=[f"{type(exc).__name__}: {exc}"])
         result.retrieval = retrieval
-        result.retrieved_ids = retrieval.entry_ids
-        result.timings.update({k: v for k, v in retrieval.timings.items() if k in ("embed_ms", "retrieve_ms")})
+        result.retrieved_ids = retrieval.entry_ids if retrieval else []
+        if retrieval:
+            result.timings.update({k: v for k, v in retrieval.timings.items() if k in ("embed_ms", "retrieve_ms")})
         result.timings["total_ms"] = (time.perf_counter() - started) * 1000
         if log:
             result.query = self._log(question, query, conversation, retrieval, result, settings)
@@ -135,7 +144,6 @@ class PvKbAgent(models.AbstractModel):
         regenerations = 0
         prompt_tokens = answer_tokens = 0
         generate_ms = validate_ms = 0.0
-        violations_first = []
         while True:
             t0 = time.perf_counter()
             try:
@@ -153,7 +161,6 @@ class PvKbAgent(models.AbstractModel):
             validate_ms += (time.perf_counter() - t0) * 1000
             if validation.ok or regenerations >= 1:
                 break
-            violations_first = validation.violations
             regenerations += 1
             if on_delta:
                 on_delta(None)
@@ -217,8 +224,9 @@ class PvKbAgent(models.AbstractModel):
     # --- the question log ------------------------------------------------------------
     @api.model
     def _log(self, question, query, conversation, retrieval, result, settings):
+        entries = retrieval.entries if retrieval else []
         retrieved = [{"kb_id": e.entry_id, "score": round(e.score, 6), "signals": e.signals,
-                      "section": e.best_section, "expansion": e.expansion} for e in retrieval.entries]
+                      "section": e.best_section, "expansion": e.expansion} for e in entries]
         t = result.timings
         return self.env["pv.kb.query"].sudo().create({
             "question": question,
@@ -228,9 +236,9 @@ class PvKbAgent(models.AbstractModel):
             "answer": result.answer,
             "status": result.status,
             "notice": result.notice or False,
-            "mode": retrieval.mode,
+            "mode": retrieval.mode if retrieval else False,
             "cited_ids": ", ".join(result.cited_ids) or False,
-            "retrieved_ids": ", ".join(retrieval.entry_ids) or False,
+            "retrieved_ids": ", ".join(result.retrieved_ids) or False,
             "retrieved_json": json.dumps(retrieved, ensure_ascii=False),
             "violations": "\n".join(result.violations) or False,
             "settings_json": json.dumps({k: settings[k] for k in ("ollama_url", "embedding_model", "chat_model",
@@ -240,7 +248,8 @@ class PvKbAgent(models.AbstractModel):
             "time_embed_ms": t.get("embed_ms", 0.0),
             "time_retrieve_ms": t.get("retrieve_ms", 0.0),
             "time_generate_ms": t.get("generate_ms", 0.0),
-            "time_validate_ms": t.get("validate_ms", 0.0) + t.get("prompt_ms", 0.0),
+            "time_prompt_ms": t.get("prompt_ms", 0.0),
+            "time_validate_ms": t.get("validate_ms", 0.0),
             "time_total_ms": t.get("total_ms", 0.0),
             "prompt_tokens": result.prompt_tokens,
             "answer_tokens": result.answer_tokens,

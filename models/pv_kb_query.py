@@ -65,6 +65,8 @@ class PvKbQuery(models.Model):
     chat_model = fields.Char(readonly=True)
     time_embed_ms = fields.Float("Embed (ms)", readonly=True, digits=(16, 1))
     time_retrieve_ms = fields.Float("Retrieve (ms)", readonly=True, digits=(16, 1))
+    time_prompt_ms = fields.Float("Prompt (ms)", readonly=True, digits=(16, 1),
+                                  help="Context blocks, conflict detection and messages.")
     time_generate_ms = fields.Float("Generate (ms)", readonly=True, digits=(16, 1))
     time_validate_ms = fields.Float("Validate (ms)", readonly=True, digits=(16, 1))
     time_total_ms = fields.Float("Total (ms)", readonly=True, digits=(16, 1))

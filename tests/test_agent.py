@@ -66,6 +66,7 @@ class TestAgent(StandInCase):
         self.assertTrue(all({"kb_id", "score", "signals"} <= set(r) for r in retrieved))
         self.assertGreater(query.time_total_ms, 0)
         self.assertGreater(query.time_generate_ms, 0)
+        self.assertGreater(query.time_prompt_ms, 0)
         self.assertEqual(query.chat_model, "standin-chat")
         self.assertEqual(query.regenerations, 0)
 
@@ -189,6 +190,18 @@ class TestAgent(StandInCase):
         self.assertIn(None, events, "the first, rejected text is withdrawn")
         after_reset = "".join(e for e in events[events.index(None) + 1:] if e)
         self.assertEqual(after_reset.strip(), result.answer)
+
+    def test_unexpected_error_is_logged_as_fehler_not_raised(self):
+        Retriever = type(self.env["pv.kb.retriever"])
+        with patch.object(Retriever, "_fts_hits", side_effect=RuntimeError("kaputt")), \
+                mute_logger("odoo.addons.pv_kb.models.pv_kb_agent"):
+            result = self.agent.ask("Wie hoch ist der Freibetrag für Sonderzahlungen?")
+        self.assertEqual(result.status, "fehler")
+        self.assertEqual(result.query.status, "fehler")
+        self.assertIn("RuntimeError: kaputt", result.query.violations)
+        self.assertEqual(result.cited_ids, [])
+        # the transaction is still usable afterwards
+        self.assertTrue(self.agent.ask("Wie hoch ist der Freibetrag für Sonderzahlungen?").cited_ids)
 
     def test_follow_up_uses_the_conversation(self):
         conversation = self.env["pv.kb.conversation"].create({"name": "Sonderzahlungen"})
