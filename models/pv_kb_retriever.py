@@ -7,6 +7,7 @@ import bisect
 import logging
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 
 from pgvector import Vector
@@ -22,9 +23,7 @@ MODES = ("hybrid", "dense", "fts")
 CANDIDATES = 50          # chunks per signal before fusion
 QUERY_EMBED_TIMEOUT = 15.0
 _CACHE_LOCK = threading.Lock()
-_LEXICON_CACHE = {}      # dbname -> (version, Lexicon)
-_SYNONYM_CACHE = {}      # dbname -> (version, SynonymTable)
-_DF_CACHE = {}           # dbname -> (version, (chunk count, {lexeme: ndoc}, sorted lexemes))
+_CACHE = {}              # (dbname, name) -> (version, value): lexicon, synonyms, document frequencies
 MAX_DF_RATIO = 0.1       # full-text query atoms matching more chunks than this are dropped (lib.text_de)
 FTS_ROW_BUDGET = 1000     # ... and the kept atoms match at most about this many chunks together
 BROAD_RERANK = 200        # a question without telling words: full text re-ranks this many dense candidates
@@ -72,52 +71,48 @@ class PvKbRetriever(models.AbstractModel):
 
     @api.model
     def _bump_index_version(self):
-        params = self.env["ir.config_parameter"].sudo()
-        params.set_param("pv_kb.index_version", str(int(params.get_param("pv_kb.index_version", "0")) + 1))
+        # a fresh token, not a counter: a rolled-back import must not leave caches that a later one would reuse
+        self.env["ir.config_parameter"].sudo().set_param("pv_kb.index_version", uuid.uuid4().hex)
+
+    @api.model
+    def _cached(self, name, version, build):
+        """Per-process cache of a value derived from the base, rebuilt when ``version`` changes."""
+        key = (self.env.cr.dbname, name)
+        cached = _CACHE.get(key)
+        if cached and cached[0] == version:
+            return cached[1]
+        value = build()
+        with _CACHE_LOCK:
+            _CACHE[key] = (version, value)
+        return value
 
     @api.model
     def _lexicon(self):
-        key, version = self.env.cr.dbname, self._index_version()
-        cached = _LEXICON_CACHE.get(key)
-        if cached and cached[0] == version:
-            return cached[1]
-        self.env.cr.execute("""
-            SELECT c.text, c.heading_path, e.name FROM pv_kb_chunk c JOIN pv_kb_entry e ON e.id = c.entry_id
-             WHERE e.active""")
-        lexicon = text_de.build_lexicon(" ".join(filter(None, row)) for row in self.env.cr.fetchall())
-        with _CACHE_LOCK:
-            _LEXICON_CACHE[key] = (version, lexicon)
-        return lexicon
+        """Word counts of the active base: the dictionary for compound splitting (lib.text_de)."""
+        def build():
+            self.env.cr.execute("""
+                SELECT c.text, c.heading_path, e.name FROM pv_kb_chunk c JOIN pv_kb_entry e ON e.id = c.entry_id
+                 WHERE e.active""")
+            return text_de.build_lexicon(" ".join(filter(None, row)) for row in self.env.cr.fetchall())
+        return self._cached("lexicon", self._index_version(), build)
 
     @api.model
     def _synonyms(self):
         self.env["pv.kb.synonym"].flush_model()
         self.env.cr.execute("SELECT count(*), max(write_date) FROM pv_kb_synonym WHERE active")
-        version = self.env.cr.fetchone()
-        key = self.env.cr.dbname
-        cached = _SYNONYM_CACHE.get(key)
-        if cached and cached[0] == version:
-            return cached[1]
-        table = text_de.parse_synonyms(self.env["pv.kb.synonym"].sudo()._rows())
-        with _CACHE_LOCK:
-            _SYNONYM_CACHE[key] = (version, table)
-        return table
+        return self._cached("synonyms", self.env.cr.fetchone(),
+                            lambda: text_de.parse_synonyms(self.env["pv.kb.synonym"].sudo()._rows()))
 
     @api.model
     def _lexeme_df(self):
-        """Document frequency of every lexeme in the full-text index (ts_stat), per index version."""
-        key, version = self.env.cr.dbname, self._index_version()
-        cached = _DF_CACHE.get(key)
-        if cached and cached[0] == version:
-            return cached[1]
-        self.env.cr.execute("SELECT count(*) FROM pv_kb_chunk WHERE search_tsv IS NOT NULL")
-        total = self.env.cr.fetchone()[0]
-        self.env.cr.execute("SELECT word, ndoc FROM ts_stat('SELECT search_tsv FROM pv_kb_chunk')")
-        df = dict(self.env.cr.fetchall())
-        stats = (max(total, 1), df, sorted(df))
-        with _CACHE_LOCK:
-            _DF_CACHE[key] = (version, stats)
-        return stats
+        """Document frequency of every lexeme in the full-text index (ts_stat): (chunks, {lexeme: n}, sorted)."""
+        def build():
+            self.env.cr.execute("SELECT count(*) FROM pv_kb_chunk WHERE search_tsv IS NOT NULL")
+            total = self.env.cr.fetchone()[0]
+            self.env.cr.execute("SELECT word, ndoc FROM ts_stat('SELECT search_tsv FROM pv_kb_chunk')")
+            df = dict(self.env.cr.fetchall())
+            return max(total, 1), df, sorted(df)
+        return self._cached("df", self._index_version(), build)
 
     @api.model
     def _prune_query(self, tsquery):
