@@ -40,11 +40,13 @@ class PvKbImporter(models.AbstractModel):
                 files = zip_guard.read_folder(path)
             else:
                 raise UserError("Bitte eine ZIP-Datei hochladen oder einen Ordner angeben.")
+            return zip_guard.kb_root_files(files)
         except zip_guard.ZipGuardError as exc:
             raise UserError(str(exc)) from exc
         except FileNotFoundError as exc:
             raise UserError(f"Pfad nicht gefunden: {path}") from exc
-        return zip_guard.kb_root_files(files)
+        except OSError as exc:
+            raise UserError(f"Der Pfad {path} kann nicht gelesen werden: {exc.strerror or exc}") from exc
 
     # --- planning ----------------------------------------------------------
     @api.model

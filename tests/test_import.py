@@ -246,6 +246,14 @@ class TestZipGuard(KbCase):
                     self.importer._read_source(data=data)
                 self.assertEqual(self.snapshot(), before)
 
+    def test_unreadable_sources_are_clear_errors(self):
+        for path in ("/nonexistent/wissensbasis", "/etc/hostname"):
+            with self.subTest(path), self.assertRaises(UserError):
+                self.importer._read_source(path=path)
+        two_roots = zip_bytes({"a/kb.json": b"{}", "b/kb.json": b"{}"}, prefix="")
+        with self.assertRaises(UserError):
+            self.importer._read_source(data=two_roots)
+
     def test_clean_zip_reads_like_the_folder(self):
         files = batch_files(three_entries())
         read = self.importer._read_source(data=zip_bytes(files))
