@@ -64,6 +64,16 @@ class TestChatEndpoints(StandInCase, HttpCase):
                                                                         "rating": "up"}), {"ok": True})
         self.assertEqual(query.feedback, "up")
 
+    def test_blocking_ask_route(self):
+        self.authenticate("kb_http_user", "kb_http_user")
+        final = self.make_jsonrpc_request("/pv_kb/ask", {"question": "Wie hoch ist der Freibetrag für Sonderzahlungen?"},
+                                          timeout=60)
+        self.assertEqual((final["type"], final["status"]), ("final", "beantwortet"))
+        self.assertIn("lb-sz-01", [c["kb_id"] for c in final["citations"]])
+        self.assertEqual(self.env["pv.kb.query"].browse(final["query_id"]).user_id, self.kb_user)
+        with self.assertRaises(JsonRpcException):
+            self.make_jsonrpc_request("/pv_kb/ask", {"question": "  "})
+
     def test_stream_requires_csrf_token(self):
         self.authenticate("kb_http_user", "kb_http_user")
         response, _events = self.stream("Freibetrag?", csrf=False)
