@@ -59,6 +59,11 @@ else
         read -r of _ oe _ _ on _ <<<"$(sed -E 's/([0-9]+) failed, ([0-9]+) error\(s\) of ([0-9]+) tests.*/\1 x \2 x x \3 x/' <<<"$summary")"
         echo "Odoo: $summary"
         passed=$((passed + on - of - oe)); failed=$((failed + of + oe))
+        # the hoot (JS unit) tests run inside one Odoo test; count them one by one as well
+        jp=$(grep -cE '\[HOOT\] Test ".*" passed' "$out/odoo.log" || true)
+        jf=$(grep -cE '\[HOOT\] Test ".*" failed' "$out/odoo.log" || true)
+        echo "JS unit tests (hoot): $jp passed, $jf failed"
+        passed=$((passed + jp)); failed=$((failed + jf))
         if ((on == 0)); then say "Die Odoo-Suite hat keinen Test ausgeführt"; failed=$((failed + 1)); fi
         if ((rc != 0 && of + oe == 0)); then say "odoo-bin endete mit Code $rc"; failed=$((failed + 1)); fi
     fi
