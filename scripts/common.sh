@@ -149,6 +149,8 @@ http_port = $PV_KB_HTTP_PORT
 EOF
 }
 
+free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
 odoo_bin() { "$PY" "$ODOO_PATH/odoo-bin" "$@"; }
 # an addon command (odoo-bin finds `pv_kb` only right after --addons-path): pv_kb_cmd import PATH [options]
 pv_kb_cmd() { "$PY" "$ODOO_PATH/odoo-bin" --addons-path="$ODOO_PATH/addons,$ADDONS_DIR" pv_kb "$@" -c "$ODOO_CONF"; }

@@ -19,9 +19,8 @@ gold = [{"id": f"q-{n:02d}", "question": e["title"] + "?", "kind": "fact", "expe
 gold.append({"id": "q-none", "question": "Wie wird das Wetter morgen in Graz?", "kind": "refuse", "expected_ids": []})
 yaml.safe_dump(gold, open(sys.argv[2], "w", encoding="utf-8"), allow_unicode=True)
 PY
-out=$("$PY" "$ODOO_PATH/odoo-bin" --addons-path="$ODOO_PATH/addons,$ADDONS_DIR" pv_kb eval --goldset "$work/gold.yaml" \
-      --kb "$work/kb/wissensbasis" --mode fts --k 8 --json "$work/report.json" -c "$ODOO_CONF" -d "$db" \
-      --log-level=warn 2>/dev/null)
+out=$(pv_kb_cmd eval --goldset "$work/gold.yaml" --kb "$work/kb/wissensbasis" --mode fts --k 8 \
+      --json "$work/report.json" -d "$db" --log-level=warn 2>/dev/null)
 rc=$?
 recall=$("$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["modes"]["fts"]["retrieval"]["overall"]["recall@k"])' \
          "$work/report.json" 2>/dev/null)

@@ -24,8 +24,7 @@ fingerprint() {
 reset() { psql_super -d "$db" -c "DELETE FROM pv_kb_batch; DELETE FROM pv_kb_entry;" >/dev/null; }
 
 reset
-"$PY" "$ODOO_PATH/odoo-bin" --addons-path="$ODOO_PATH/addons,$ADDONS_DIR" pv_kb import "$work/batch.zip" \
-    -c "$ODOO_CONF" -d "$db" --log-level=warn >"$work/cli.txt"
+pv_kb_cmd import "$work/batch.zip" -d "$db" --log-level=warn >"$work/cli.txt"
 cli_rc=$?
 cli=$(fingerprint)
 reset

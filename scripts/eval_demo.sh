@@ -29,7 +29,7 @@ syn=$PV_KB_HOME/synthetic-$entries
 if [[ ! -f $syn/wissensbasis/kb.json ]]; then
     "$PY" "$REPO/scripts/gen_synthetic_kb.py" "$syn" --entries "$entries" >/dev/null
 fi
-port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 "$PY" "$REPO/scripts/ollama_standin.py" --port "$port" --embed-model multilingual-e5-small=e5 \
     --overhead-ms 0 >"$LOGDIR/standin.url" 2>"$LOGDIR/standin.log" &
 standin=$!

@@ -7,7 +7,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_odoo || die "Kein Odoo unter $ODOO_PATH"
 ensure_all
 db=pv_kb_shots
-free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 sport=$(free_port); oport=$(free_port)
 "$PY" "$REPO/scripts/ollama_standin.py" --port "$sport" --embed-model multilingual-e5-small=e5 --overhead-ms 0 \
     >/dev/null 2>"$LOGDIR/shots-standin.log" &

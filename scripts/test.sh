@@ -42,7 +42,7 @@ else
     ensure_addons_link
     ensure_odoo_conf
     db=pv_kb_test_$$
-    port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    port=$(free_port)
     say "Odoo-Tests auf frischer Datenbank $db (Tags ${PV_KB_TEST_TAGS:-/pv_kb})"
     set +e
     odoo_bin -c "$ODOO_CONF" -d "$db" -i pv_kb --test-enable --test-tags "${PV_KB_TEST_TAGS:-/pv_kb}" \

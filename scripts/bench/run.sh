@@ -26,12 +26,11 @@ case $what in
         psql_super -d $db -c "SELECT 'import service: ' || round(duration::numeric, 2) || ' s for ' || count_new || ' entries, '
                               || (SELECT count(*) FROM pv_kb_chunk) || ' chunks' FROM pv_kb_batch"
         # unchanged re-import
-        "$PY" "$ODOO_PATH/odoo-bin" --addons-path="$ODOO_PATH/addons,$ADDONS_DIR" pv_kb import "$syn/wissensbasis" \
-            -c "$ODOO_CONF" -d $db --log-level=warn | sed -n 3,4p
+        pv_kb_cmd import "$syn/wissensbasis" -d $db --log-level=warn | sed -n 3,4p
         psql_super -d $db -c "SELECT 're-import unchanged: ' || round(duration::numeric, 2) || ' s' FROM pv_kb_batch ORDER BY id DESC LIMIT 1"
         ;;
     retrieval)
-        port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        port=$(free_port)
         "$PY" "$REPO/scripts/ollama_standin.py" --port "$port" --embed-model multilingual-e5-small=e5 \
             --overhead-ms 0 >/dev/null 2>&1 &
         standin=$!; trap 'kill $standin 2>/dev/null' EXIT; sleep 2
@@ -42,13 +41,11 @@ case $what in
         [[ -f $syn/wissensbasis/kb.json ]] || "$PY" "$REPO/scripts/gen_synthetic_kb.py" "$syn" --entries "$entries" >/dev/null
         if [[ -z $(psql_super -d postgres -c "SELECT 1 FROM pg_database WHERE datname='$db'") ]]; then
             fresh_db $db
-            "$PY" "$ODOO_PATH/odoo-bin" --addons-path="$ODOO_PATH/addons,$ADDONS_DIR" pv_kb import "$REPO/data/demo_kb/wissensbasis" \
-                -c "$ODOO_CONF" -d $db --log-level=warn | sed -n 3,4p
+            pv_kb_cmd import "$REPO/data/demo_kb/wissensbasis" -d $db --log-level=warn | sed -n 3,4p
             # the import's zip/folder guard caps a batch at 5000 files: load the big base in slices
             "$PY" "$REPO/scripts/bench/split_kb.py" "$syn/wissensbasis" "$PV_KB_HOME/slices-$entries" 4000
             for slice in "$PV_KB_HOME/slices-$entries"/*/; do
-                "$PY" "$ODOO_PATH/odoo-bin" --addons-path="$ODOO_PATH/addons,$ADDONS_DIR" pv_kb import "$slice" \
-                    -c "$ODOO_CONF" -d $db --log-level=warn | sed -n 4p
+                pv_kb_cmd import "$slice" -d $db --log-level=warn | sed -n 4p
             done
             psql_super -d $db <<SQL
 DROP INDEX IF EXISTS pv_kb_chunk_embedding_hnsw_idx;
