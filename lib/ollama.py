@@ -407,8 +407,10 @@ class OllamaClient:
                     raise self._client_error(resp, path, model)
                 failure = self._server_error(resp, path, model)
                 resp.close()
-            self.logger.warning("Ollama %s %s failed (attempt %d/%d): %s", method, url,
-                                attempt + 1, attempts, failure.detail)
+            if attempt + 1 < attempts:
+                # a retry is routine; the final failure is raised and logged by the caller, once
+                self.logger.info("Ollama %s %s failed (attempt %d/%d), retrying: %s", method, url,
+                                 attempt + 1, attempts, failure.detail)
         assert failure is not None
         raise failure
 

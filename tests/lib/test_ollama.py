@@ -119,11 +119,16 @@ def test_refused_connection_is_unreachable_with_url_and_model():
     assert info.value.detail  # technical cause kept for the log
 
 
-def test_server_closing_connections_is_retried_then_unreachable(client, standin):
+def test_server_closing_connections_is_retried_then_unreachable(client, standin, caplog):
     standin.set_fault("down")
-    with pytest.raises(OllamaUnreachable):
+    with caplog.at_level(logging.INFO, logger="pv_kb.ollama"), pytest.raises(OllamaUnreachable):
         client.version()
     assert len(calls(standin, "/api/version")) == 3
+    # retries are logged as routine (INFO), the final failure only by whoever catches it: a cron that
+    # finds no server every 15 minutes must not fill the log with warnings
+    records = [r for r in caplog.records if r.name == "pv_kb.ollama"]
+    assert [r.levelno for r in records] == [logging.INFO, logging.INFO]
+    assert "(attempt 1/3), retrying" in records[0].getMessage()
 
 
 def test_hang_raises_timeout_without_retry(standin):
