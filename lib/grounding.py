@@ -1090,25 +1090,31 @@ def _quote_units(text: str) -> list[str]:
     return units
 
 
-def extractive_answer(question: str, blocks: list[ContextBlock], max_blocks: int = 3) -> str:
+def extractive_answer(question: str, blocks: list[ContextBlock], max_blocks: int = 3,
+                      conflicts: list[Conflict] | None = None) -> str:
     """Degraded answer without a model: the best matching sections quoted with [id] (Stand X).
 
     Blocks are ranked by the number of question words they contain, then by
-    retrieval score; of each, the sentences and table rows sharing words with
-    the question are quoted (the first ones when none do). Returns
+    retrieval score. The best matching section of each entry comes first, so
+    that one entry's several sections do not crowd out another entry on the
+    same question (e.g. an older and a newer value); further sections fill the
+    remaining places. Of each block the sentences and table rows sharing words
+    with the question are quoted (the first ones when none do). A ⚠ note names
+    every side of each conflict a quoted entry is part of. Returns
     :data:`REFUSAL_TEXT` when there are no blocks.
     """
     if not blocks:
         return REFUSAL_TEXT
     terms = _question_terms(question)
-    ranked = sorted(
-        range(len(blocks)),
-        key=lambda i: (
-            -_matches(terms, f"{blocks[i].title} {blocks[i].heading_path} {blocks[i].text}"),
-            -blocks[i].score,
-            i,
-        ),
-    )
+    matches = [_matches(terms, f"{b.title} {b.heading_path} {b.text}") for b in blocks]
+    ranked = sorted(range(len(blocks)), key=lambda i: (-matches[i], -blocks[i].score, i))
+    first_of_entry: list[int] = []
+    entries_seen: set[str] = set()
+    for index in ranked:
+        if blocks[index].entry_id not in entries_seen and (matches[index] or not terms):
+            entries_seen.add(blocks[index].entry_id)
+            first_of_entry.append(index)
+    ranked = first_of_entry + [i for i in ranked if i not in first_of_entry]
     parts = [
         "**Ohne KI-Antwort (Notbetrieb):** Das Sprachmodell ist gerade nicht erreichbar. Die folgenden "
         "Abschnitte der Wissensbasis passen am besten zu Ihrer Frage; sie sind wörtlich zitiert, bitte "
@@ -1141,7 +1147,8 @@ def extractive_answer(question: str, blocks: list[ContextBlock], max_blocks: int
         parts.append(header + "\n" + "\n".join("> " + q for q in quoted))
     if len(parts) == 1:
         return REFUSAL_TEXT
-    return "\n\n".join(parts)
+    answer = "\n\n".join(parts)
+    return add_conflict_note(answer, conflicts or [], extract_citations(answer))
 
 
 # --------------------------------------------------------------------------- shown citations

@@ -192,7 +192,7 @@ class PvKbAgent(models.AbstractModel):
 
     def _degraded(self, question, blocks, conflicts, timings, exc, regenerations=0):
         _logger.warning("pv_kb: chat model unavailable, extractive answer: %s", exc)
-        answer = grounding.extractive_answer(question, blocks)
+        answer = grounding.extractive_answer(question, blocks, conflicts=conflicts)
         return AgentAnswer(
             status="notbetrieb", answer=answer,
             cited_ids=grounding.extract_citations(answer), conflicts=conflicts, timings=timings,

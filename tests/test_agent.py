@@ -166,6 +166,18 @@ class TestAgent(StandInCase):
         self.assertIn("nicht", result.notice)
         self.assertEqual(result.query.status, "notbetrieb")
 
+    def test_ollama_down_shows_both_sides_of_a_conflict(self):
+        self.set_settings(ollama_url="http://127.0.0.1:9")
+        with mute_logger(*QUIET):
+            result = self.agent.ask("Wie hoch ist die Ersatzquote bei Blockzeit?")
+        self.assertEqual(result.status, "notbetrieb")
+        self.assertEqual([sorted(c.entry_ids) for c in result.conflicts], [["lb-atz-01", "wiku-atz-02"]])
+        note = result.answer.split("\n\n")[-1]
+        self.assertTrue(note.startswith("⚠ Widerspruch"), result.answer)
+        for side in ("[lb-atz-01] (Stand 2025-01)", "[wiku-atz-02] (Stand 2023-06)", "27,5 %", "28,5 %"):
+            self.assertIn(side, note)
+        self.assertTrue({"lb-atz-01", "wiku-atz-02"} <= set(result.cited_ids) <= set(result.retrieved_ids))
+
     def test_hung_chat_model_hits_the_time_limit_and_degrades(self):
         self.set_settings(answer_time_limit=2, read_timeout=30)
         self.standin.set_fault("hang", seconds=20, paths=["/api/chat"])

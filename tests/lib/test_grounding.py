@@ -465,6 +465,34 @@ def test_extractive_answer_without_shared_words_quotes_the_first_rows_not_the_he
     assert "Wert | Regel" not in answer
 
 
+def test_extractive_answer_shows_each_entry_before_more_sections_of_one_and_marks_conflicts():
+    # the older entry matches with three sections and higher scores; the newer one with one section
+    old = [block("lb-atz-09", text, title="Altersteilzeit – Altersteilzeitgeld", stand="2025-01", section=section,
+                 score=0.9 - n / 10)
+           for n, (section, text) in enumerate([
+               ("zusammenfassung", "Die Ersatzquote des AMS beträgt 27,5 % der Aufwendungen."),
+               ("kernwerte", "- Ersatzquote AMS: 27,5 %"),
+               ("details", "Die Ersatzquote des AMS wird quartalsweise abgerechnet.")])]
+    new = block("lb-atz-07", "- Ersatzquote AMS: 28,5 %", heading=f"{ATZ_TITLE} > Kernwerte & Fristen", score=0.3)
+    question = "Wie hoch ist die Ersatzquote des AMS?"
+    answer = g.extractive_answer(question, old + [new], max_blocks=3, conflicts=[ATZ_CONFLICT])
+    headers = [line for line in answer.split("\n") if line.startswith("**") and "Notbetrieb" not in line]
+    assert len(headers) == 3
+    assert "[lb-atz-09]" in headers[0] and "[lb-atz-07] (Stand 2026-01)" in headers[1]
+    assert "> - Ersatzquote AMS: 28,5 %" in answer.split("\n")
+    note = answer.split("\n\n")[-1]
+    assert note.startswith("⚠ Widerspruch in der Wissensbasis:")
+    assert "[lb-atz-07] (Stand 2026-01)" in note and "[lb-atz-09] (Stand 2025-01)" in note
+    assert "28,5 %" in note and "27,5 %" in note
+    # room for one quote only: the conflict is still named on both sides (both entries were retrieved)
+    one = g.extractive_answer(question, old + [new], max_blocks=1, conflicts=[ATZ_CONFLICT])
+    assert one.count("> ") == 1 and "⚠ Widerspruch" in one and "[lb-atz-07] (Stand 2026-01)" in one
+    # a conflict no quoted entry is part of adds nothing
+    assert "⚠" not in g.extractive_answer("Wie viele Urlaubstage?", [block(
+        "lb-url-01", "Der Urlaub beträgt 30 Werktage.", title="Urlaubsausmaß", topic="urlaub")],
+        conflicts=[ATZ_CONFLICT])
+
+
 def test_extractive_answer_keeps_sentences_with_ordinals_and_abbreviations_whole():
     sechstel = block("lb-sz-02", "Genau deshalb passen der 13. und 14. Bezug in das Sechstel. Andere Themen folgen.\n"
                                  "Sonstige Bezüge, z. B. Prämien, mindern das Sechstel.",
