@@ -163,12 +163,16 @@ class Pv_Kb(Command):
                     sys.stdout.write(result.report)
                     return 1
             modes = ["hybrid", "dense", "fts"] if args.mode == "all" else [args.mode]
+            needs_vectors = bool(set(modes) & {"hybrid", "dense"})
             try:
-                if set(modes) & {"hybrid", "dense"} or args.answers:
+                if needs_vectors or args.answers:
                     self._embed(env)
             except ollama.OllamaError as exc:
                 sys.stderr.write(f"\n{exc.message}\n")
-                return 1
+                if needs_vectors or not isinstance(exc, ollama.OllamaUnreachable):
+                    return 1
+                # full text needs no model: the answers are then those of the Notbetrieb, and said so
+                sys.stderr.write("Die Antworten werden im Notbetrieb bewertet (ohne Sprachmodell).\n")
             report = env["pv.kb.evaluator"].run(gold, modes=modes, k=args.k, answers=args.answers,
                                                 progress=self._progress)
             sys.stderr.write("\n")
