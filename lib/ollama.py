@@ -32,7 +32,7 @@ from typing import Any, Iterator
 
 import requests
 
-_LOGGER = logging.getLogger("pv_kb.ollama")
+_LOGGER = logging.getLogger(__name__)   # odoo.addons.pv_kb.lib.ollama inside Odoo: its log settings apply
 
 #: German text averages about 3.5 characters per token for the tokenizers of
 #: current open models (long compounds and umlauts cost more than English).

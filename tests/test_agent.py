@@ -10,7 +10,7 @@ from odoo.addons.pv_kb.lib import grounding, ollama
 
 from .common import StandInCase, batch_files, entry_md
 
-QUIET = ("odoo.addons.pv_kb.models.pv_kb_agent", "odoo.addons.pv_kb.models.pv_kb_retriever", "pv_kb.ollama")
+QUIET = ("odoo.addons.pv_kb.models.pv_kb_agent", "odoo.addons.pv_kb.models.pv_kb_retriever", "odoo.addons.pv_kb.lib.ollama")
 
 
 def agent_entries():

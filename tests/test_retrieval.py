@@ -52,7 +52,7 @@ class TestEmbedding(StandInCase):
         self.env["pv.kb.chunk"]._embed_pending(max_batches=1)
         self.assertEqual(self.env["pv.kb.chunk"]._embedding_status()["pending"], total - 4)
         self.standin.set_fault("500", paths=["/api/embed"])
-        with self.assertRaises(ollama.OllamaError), mute_logger("pv_kb.ollama"):
+        with self.assertRaises(ollama.OllamaError), mute_logger("odoo.addons.pv_kb.lib.ollama"):
             self.env["pv.kb.chunk"]._embed_pending()
         self.assertEqual(self.env["pv.kb.chunk"]._embedding_status()["pending"], total - 4,
                          "a failed batch writes nothing, earlier batches stay")
@@ -71,7 +71,7 @@ class TestEmbedding(StandInCase):
         self.run_import(batch_files(entries))
         self.assertEqual(self.env["pv.kb.chunk"]._embedding_status()["pending"], 1, "only the changed chunk")
         self.set_settings(ollama_url="http://127.0.0.1:9")
-        with mute_logger("odoo.addons.pv_kb.models.pv_kb_chunk", "pv_kb.ollama"):
+        with mute_logger("odoo.addons.pv_kb.models.pv_kb_chunk", "odoo.addons.pv_kb.lib.ollama"):
             self.env["pv.kb.chunk"]._cron_embed()   # logs and returns: the next run resumes
         self.assertEqual(self.env["pv.kb.chunk"]._embedding_status()["pending"], 1)
 
@@ -135,7 +135,7 @@ class TestRetrieval(StandInCase):
 
     def test_falls_back_to_fulltext_when_ollama_is_down(self):
         self.set_settings(ollama_url="http://127.0.0.1:9")
-        with mute_logger("odoo.addons.pv_kb.models.pv_kb_retriever", "pv_kb.ollama"):
+        with mute_logger("odoo.addons.pv_kb.models.pv_kb_retriever", "odoo.addons.pv_kb.lib.ollama"):
             result = self.retrieve("Zuschläge für Überstunden", k=3)
         self.assertEqual(result.mode, "fts")
         self.assertIn("nicht erreichbar", result.degraded)

@@ -121,12 +121,12 @@ def test_refused_connection_is_unreachable_with_url_and_model():
 
 def test_server_closing_connections_is_retried_then_unreachable(client, standin, caplog):
     standin.set_fault("down")
-    with caplog.at_level(logging.INFO, logger="pv_kb.ollama"), pytest.raises(OllamaUnreachable):
+    with caplog.at_level(logging.INFO, logger=ollama._LOGGER.name), pytest.raises(OllamaUnreachable):
         client.version()
     assert len(calls(standin, "/api/version")) == 3
     # retries are logged as routine (INFO), the final failure only by whoever catches it: a cron that
     # finds no server every 15 minutes must not fill the log with warnings
-    records = [r for r in caplog.records if r.name == "pv_kb.ollama"]
+    records = [r for r in caplog.records if r.name == ollama._LOGGER.name]
     assert [r.levelno for r in records] == [logging.INFO, logging.INFO]
     assert "(attempt 1/3), retrying" in records[0].getMessage()
 
@@ -280,7 +280,7 @@ def test_chat_returns_scripted_content_and_counts(client, standin):
 def test_chat_flags_truncated_prompt_and_logs_warning(client, caplog):
     text = "Wort " * 800  # 4000 chars, about 1143 tokens
     expected = ollama.estimate_tokens(text)
-    with caplog.at_level(logging.WARNING, logger="pv_kb.ollama"):
+    with caplog.at_level(logging.WARNING, logger=ollama._LOGGER.name):
         result = client.chat(CHAT, [{"role": "user", "content": text}], num_ctx=512,
                              expected_prompt_tokens=expected)
     assert result.prompt_eval_count == 512  # the stand-in caps like Ollama
