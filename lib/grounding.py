@@ -1097,8 +1097,8 @@ def extractive_answer(question: str, blocks: list[ContextBlock], max_blocks: int
     Blocks are ranked by the number of question words they contain, then by
     retrieval score. The best matching section of each entry comes first, so
     that one entry's several sections do not crowd out another entry on the
-    same question (e.g. an older and a newer value); further sections fill the
-    remaining places. Of each block the sentences and table rows sharing words
+    same question (e.g. an older and a newer value; of entries in a conflict the
+    newest Stand comes first); further sections fill the remaining places. Of each block the sentences and table rows sharing words
     with the question are quoted (the first ones when none do). A ⚠ note names
     every side of each conflict a quoted entry is part of. Returns
     :data:`REFUSAL_TEXT` when there are no blocks.
@@ -1114,6 +1114,12 @@ def extractive_answer(question: str, blocks: list[ContextBlock], max_blocks: int
         if blocks[index].entry_id not in entries_seen and (matches[index] or not terms):
             entries_seen.add(blocks[index].entry_id)
             first_of_entry.append(index)
+    # entries on either side of a conflict: the newest Stand takes the first of their places
+    in_conflict = {i.lower() for c in conflicts or [] for i in c.entry_ids}
+    slots = [n for n, i in enumerate(first_of_entry) if blocks[i].entry_id.lower() in in_conflict]
+    newest_first = sorted((first_of_entry[n] for n in slots), key=lambda i: blocks[i].stand or "", reverse=True)
+    for n, i in zip(slots, newest_first):
+        first_of_entry[n] = i
     ranked = first_of_entry + [i for i in ranked if i not in first_of_entry]
     parts = [
         "**Ohne KI-Antwort (Notbetrieb):** Das Sprachmodell ist gerade nicht erreichbar. Die folgenden "

@@ -478,7 +478,11 @@ def test_extractive_answer_shows_each_entry_before_more_sections_of_one_and_mark
     answer = g.extractive_answer(question, old + [new], max_blocks=3, conflicts=[ATZ_CONFLICT])
     headers = [line for line in answer.split("\n") if line.startswith("**") and "Notbetrieb" not in line]
     assert len(headers) == 3
-    assert "[lb-atz-09]" in headers[0] and "[lb-atz-07] (Stand 2026-01)" in headers[1]
+    # both entries before a second section of one; of the two sides of the conflict the newer first
+    assert "[lb-atz-07] (Stand 2026-01)" in headers[0] and "[lb-atz-09] (Stand 2025-01)" in headers[1]
+    without_conflicts = g.extractive_answer(question, old + [new], max_blocks=3)
+    assert without_conflicts.index("[lb-atz-09]") < without_conflicts.index("[lb-atz-07]")
+    assert "⚠" not in without_conflicts
     assert "> - Ersatzquote AMS: 28,5 %" in answer.split("\n")
     note = answer.split("\n\n")[-1]
     assert note.startswith("⚠ Widerspruch in der Wissensbasis:")
@@ -486,7 +490,7 @@ def test_extractive_answer_shows_each_entry_before_more_sections_of_one_and_mark
     assert "28,5 %" in note and "27,5 %" in note
     # room for one quote only: the conflict is still named on both sides (both entries were retrieved)
     one = g.extractive_answer(question, old + [new], max_blocks=1, conflicts=[ATZ_CONFLICT])
-    assert one.count("> ") == 1 and "⚠ Widerspruch" in one and "[lb-atz-07] (Stand 2026-01)" in one
+    assert one.count("> ") == 1 and "⚠ Widerspruch" in one and "[lb-atz-09] (Stand 2025-01)" in one
     # a conflict no quoted entry is part of adds nothing
     assert "⚠" not in g.extractive_answer("Wie viele Urlaubstage?", [block(
         "lb-url-01", "Der Urlaub beträgt 30 Werktage.", title="Urlaubsausmaß", topic="urlaub")],
