@@ -1107,7 +1107,9 @@ def extractive_answer(question: str, blocks: list[ContextBlock], max_blocks: int
         return REFUSAL_TEXT
     terms = _question_terms(question)
     matches = [_matches(terms, f"{b.title} {b.heading_path} {b.text}") for b in blocks]
-    ranked = sorted(range(len(blocks)), key=lambda i: (-matches[i], -blocks[i].score, i))
+    # a "Verweise" section only lists other entries: quoted last, when nothing else is left
+    ranked = sorted(range(len(blocks)),
+                    key=lambda i: (blocks[i].section_key == "verweise", -matches[i], -blocks[i].score, i))
     first_of_entry: list[int] = []
     entries_seen: set[str] = set()
     for index in ranked:

@@ -124,6 +124,18 @@ def main(odoo_url, db, standin_url, out_dir):
             time.sleep(0.5)
             browser.screenshot(f"{out_dir}/{name}")
             print(f"screenshot {out_dir}/{name}")
+        # Notbetrieb: the server drops every connection, the panel shows quoted passages and the conflict
+        requests.post(f"{standin_url}/_standin/control", timeout=5, json={"action": "set_fault", "mode": "down"})
+        browser.eval("document.querySelector('.o_pv_kb_new')?.click()")
+        time.sleep(0.3)
+        browser.eval(ASK % json.dumps("Wie hoch ist das Kilometergeld?"))
+        browser.wait_for(DONE, 90)
+        browser.eval("[...document.querySelectorAll('.o_pv_kb_turn')].pop().scrollIntoView()")
+        time.sleep(0.5)
+        browser.screenshot(f"{out_dir}/panel-notbetrieb.png")
+        print(f"screenshot {out_dir}/panel-notbetrieb.png")
+        requests.post(f"{standin_url}/_standin/control", timeout=5, json={"action": "reset"})
+        browser.eval("document.querySelector('.o_pv_kb_new')?.click()")
         # first text in the panel after the model's first token: stand-in streams with realistic pacing
         requests.post(f"{standin_url}/_standin/control", timeout=5,
                       json={"action": "set_chat_timing", "first_token_ms": 400, "token_ms": 15})

@@ -26,7 +26,9 @@ importer.run(importer._read_source(path="$REPO/data/demo_kb/wissensbasis"), sour
 env["pv.kb.chunk"]._embed_pending()
 env.cr.commit()
 PY
-odoo_bin -c "$ODOO_CONF" -d $db --db-filter="^$db\$" --http-port "$oport" --logfile="$LOGDIR/shots-odoo.log" &
+# the process itself in the background (not the odoo_bin function's subshell), so that the trap stops it
+"$PY" "$ODOO_PATH/odoo-bin" -c "$ODOO_CONF" -d $db --db-filter="^$db\$" --http-port "$oport" \
+    --logfile="$LOGDIR/shots-odoo.log" &
 pids+=($!)
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$oport/web/login" >/dev/null && break; sleep 0.5; done
 mkdir -p "$REPO/docs/screenshots"

@@ -497,6 +497,16 @@ def test_extractive_answer_shows_each_entry_before_more_sections_of_one_and_mark
         conflicts=[ATZ_CONFLICT])
 
 
+def test_extractive_answer_quotes_a_verweise_section_only_when_nothing_else_is_left():
+    links = block("lb-rk-01", "- [lb-rk-02] Kilometergeld ab 2025\n- [wiku-rk-01] Ältere Darstellung des Kilometergeldes",
+                  title="Reisekosten", section="verweise", score=0.9, topic="reisekosten")
+    value = block("lb-rk-02", "- Pkw: € 0,50 pro km", title="Kilometergeld ab 2025", section="kernwerte",
+                  score=0.2, topic="reisekosten")
+    answer = g.extractive_answer("Wie hoch ist das Kilometergeld?", [links, value], max_blocks=1)
+    assert "[lb-rk-02]" in answer and "[lb-rk-01]" not in answer
+    assert "[lb-rk-01]" in g.extractive_answer("Wie hoch ist das Kilometergeld?", [links])
+
+
 def test_extractive_answer_keeps_sentences_with_ordinals_and_abbreviations_whole():
     sechstel = block("lb-sz-02", "Genau deshalb passen der 13. und 14. Bezug in das Sechstel. Andere Themen folgen.\n"
                                  "Sonstige Bezüge, z. B. Prämien, mindern das Sechstel.",
