@@ -95,8 +95,16 @@ ASK = """(() => {
   input.dispatchEvent(new Event('input', {bubbles: true}));
   input.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true}));
 })()"""
-DONE = "(() => { const t = [...document.querySelectorAll('.o_pv_kb_turn')].pop(); " \
-       "return t && t.dataset.status && t.dataset.status !== 'streaming'; })()"
+TURNS = "document.querySelectorAll('.o_pv_kb_turn').length"
+DONE = "(() => { const all = document.querySelectorAll('.o_pv_kb_turn'); const t = all[all.length - 1]; " \
+       "return all.length > %d && !!t.dataset.status && t.dataset.status !== 'streaming'; })()"
+
+
+def ask(browser, question):
+    """Ask in the panel and wait until the new turn is answered (not the previous one)."""
+    before = browser.eval(TURNS)
+    browser.eval(ASK % json.dumps(question))
+    browser.wait_for(DONE % before, 90)
 
 
 def main(odoo_url, db, standin_url, out_dir):
@@ -119,8 +127,7 @@ def main(odoo_url, db, standin_url, out_dir):
         for name, question in shots:
             browser.eval("document.querySelector('.o_pv_kb_new')?.click()")
             time.sleep(0.3)
-            browser.eval(ASK % json.dumps(question))
-            browser.wait_for(DONE, 90)
+            ask(browser, question)
             time.sleep(0.5)
             browser.screenshot(f"{out_dir}/{name}")
             print(f"screenshot {out_dir}/{name}")
@@ -128,8 +135,7 @@ def main(odoo_url, db, standin_url, out_dir):
         requests.post(f"{standin_url}/_standin/control", timeout=5, json={"action": "set_fault", "mode": "down"})
         browser.eval("document.querySelector('.o_pv_kb_new')?.click()")
         time.sleep(0.3)
-        browser.eval(ASK % json.dumps("Wie hoch ist das Kilometergeld?"))
-        browser.wait_for(DONE, 90)
+        ask(browser, "Wie hoch ist das Kilometergeld?")
         browser.eval("[...document.querySelectorAll('.o_pv_kb_turn')].pop().scrollIntoView()")
         time.sleep(0.5)
         browser.screenshot(f"{out_dir}/panel-notbetrieb.png")
@@ -147,8 +153,7 @@ def main(odoo_url, db, standin_url, out_dir):
         latencies = []
         for question in questions:
             before = len(requests.get(f"{standin_url}/_standin/log", timeout=5).json()["first_tokens"])
-            browser.eval(ASK % json.dumps(question))
-            browser.wait_for(DONE, 90)
+            ask(browser, question)
             first_tokens = requests.get(f"{standin_url}/_standin/log", timeout=5).json()["first_tokens"]
             shown = browser.eval("window.__pvKbFirstText")
             if len(first_tokens) > before and shown:
