@@ -289,6 +289,11 @@ def chunk_entry(entry: kb_format.ParsedEntry, max_chars: int = 2400, overlap_cha
     ]
 
 
+# Part of every chunk's embedding signature: raise it when embed_text() changes what it produces, and every
+# chunk is embedded again (models/pv_kb_chunk.py).
+EMBED_FORMAT = "1"
+
+
 def embed_text(chunk: Chunk, entry_title: str, entry_id: str) -> str:
     """Text to embed: header "<title> – <heading_path>", a newline, the chunk text.
 

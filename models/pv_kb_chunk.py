@@ -43,7 +43,8 @@ class PvKbChunk(models.Model):
     token_estimate = fields.Integer("Tokens (estimate)", readonly=True)
     content_hash = fields.Char(readonly=True, index=True)
     embedding_model = fields.Char(readonly=True, help="Model that computed the stored embedding.")
-    embedded_hash = fields.Char(readonly=True, help="Content hash at the time of embedding.")
+    embedded_hash = fields.Char(readonly=True, help="Signature of what was embedded: text format, passage "
+                                "prefix, entry id and title, content hash.")
     has_embedding = fields.Boolean(compute="_compute_has_embedding")
 
     def init(self):
@@ -102,18 +103,35 @@ class PvKbChunk(models.Model):
 
     # --- embeddings ----------------------------------------------------------
     @api.model
-    def _pending_domain_sql(self, model):
+    def _embed_signature_sql(self, prefix):
+        """SQL for a chunk's embedding signature (chunk ``c``, entry ``e``): a hash over everything the text
+        sent to the model is made of (see :func:`chunking.embed_text`), so a changed title or passage
+        prefix makes the chunk pending just as changed content does."""
+        return SQL("""encode(sha256(convert_to(concat_ws(chr(31), %s, %s, e.kb_id, coalesce(e.name, ''),
+                                                      coalesce(c.content_hash, '')), 'UTF8')), 'hex')""",
+                   chunking.EMBED_FORMAT, prefix or "")
+
+    @api.model
+    def _flush_embedding_inputs(self):
+        """Write pending ORM changes the SQL below reads: chunks, and the entries' id, title and state."""
+        self.flush_model()
+        self.env["pv.kb.entry"].flush_model(["kb_id", "name", "active"])
+
+    @api.model
+    def _pending_domain_sql(self, model, prefix):
         return SQL("""
             FROM pv_kb_chunk c JOIN pv_kb_entry e ON e.id = c.entry_id
            WHERE e.active AND (c.embedding IS NULL OR c.embedding_model IS DISTINCT FROM %(model)s
-                               OR c.embedded_hash IS DISTINCT FROM c.content_hash)
-        """, model=model)
+                               OR c.embedded_hash IS DISTINCT FROM %(signature)s)
+        """, model=model, signature=self._embed_signature_sql(prefix))
 
     @api.model
-    def _embedding_status(self, model=None):
-        model = model or self.env["pv.kb.settings"]._get()["embedding_model"]
-        self.flush_model()
-        self.env.cr.execute(SQL("SELECT count(*) %s", self._pending_domain_sql(model)))
+    def _embedding_status(self, model=None, prefix=None):
+        settings = self.env["pv.kb.settings"]._get()
+        model = model or settings["embedding_model"]
+        prefix = settings["passage_prefix"] if prefix is None else prefix
+        self._flush_embedding_inputs()
+        self.env.cr.execute(SQL("SELECT count(*) %s", self._pending_domain_sql(model, prefix)))
         pending = self.env.cr.fetchone()[0]
         self.env.cr.execute("SELECT count(*) FROM pv_kb_chunk c JOIN pv_kb_entry e ON e.id = c.entry_id WHERE e.active")
         return {"model": model, "pending": pending, "total": self.env.cr.fetchone()[0], "dim": self._embedding_dim()}
@@ -149,39 +167,41 @@ class PvKbChunk(models.Model):
         own_client = client is None
         client = client or self.env["pv.kb.settings"]._client(settings)
         model, size = settings["embedding_model"], max(1, settings["embed_batch_size"])
+        prefix = settings["passage_prefix"] or ""
         done = batches = 0
         try:
             self._ensure_embedding_dim(client.embedding_dim(model))
             while max_batches is None or batches < max_batches:
-                self.flush_model()
+                self._flush_embedding_inputs()
                 self.env.cr.execute(SQL("""
-                    SELECT c.id, c.heading_path, c.text, c.content_hash, e.name, e.kb_id %s
-                     ORDER BY c.id LIMIT %s""", self._pending_domain_sql(model), size))
+                    SELECT c.id, c.heading_path, c.text, c.content_hash, e.name, e.kb_id, %s %s
+                     ORDER BY c.id LIMIT %s""", self._embed_signature_sql(prefix),
+                                        self._pending_domain_sql(model, prefix), size))
                 rows = self.env.cr.fetchall()
                 if not rows:
                     break
-                texts = [settings["passage_prefix"] + chunking.embed_text(
+                texts = [prefix + chunking.embed_text(
                     chunking.Chunk(section_key="", heading_path=heading or "", text=text or "", position=0,
                                    token_estimate=0, content_hash=h), title, kb_id)
-                    for _id, heading, text, h, title, kb_id in rows]
+                    for _id, heading, text, h, title, kb_id, _sig in rows]
                 result = client.embed(model, texts, batch_size=size)
                 with self.env.cr.savepoint():
-                    for (chunk_id, _h, _t, content_hash, _n, _k), vector in zip(rows, result.vectors):
+                    for (chunk_id, _h, _t, _c, _n, _k, signature), vector in zip(rows, result.vectors):
                         self.env.cr.execute(
                             "UPDATE pv_kb_chunk SET embedding = %s::vector, embedding_model = %s, embedded_hash = %s"
-                            " WHERE id = %s", [Vector(vector).to_text(), model, content_hash, chunk_id])
+                            " WHERE id = %s", [Vector(vector).to_text(), model, signature, chunk_id])
                 done += len(rows)
                 batches += 1
                 if progress:
                     progress(done)
                 if commit:
-                    remaining = self._embedding_status(model)["pending"]
+                    remaining = self._embedding_status(model, prefix)["pending"]
                     self.env["ir.cron"]._commit_progress(len(rows), remaining=remaining)
         finally:
             if own_client:
                 client.close()
             self.invalidate_model(["embedding_model", "embedded_hash"])
-        return {"done": done, "remaining": self._embedding_status(model)["pending"], "batches": batches}
+        return {"done": done, "remaining": self._embedding_status(model, prefix)["pending"], "batches": batches}
 
     @api.model
     def _cron_embed(self):

@@ -763,7 +763,7 @@ class OllamaStandIn:
 
     @property
     def requests_log(self) -> list[dict]:
-        """Copy of the log: path, method, model, n_inputs, stream, timestamp."""
+        """Copy of the log: path, method, model, n_inputs, stream, timestamp (embed: first_input, 200 chars)."""
         with self._lock:
             return [dict(e) for e in self._log_entries]
 
@@ -783,6 +783,9 @@ class OllamaStandIn:
         n_inputs = 1 if isinstance(inputs, str) else len(inputs) if isinstance(inputs, list) else 0
         entry = {"path": path, "method": method, "model": data.get("model"),
                  "n_inputs": n_inputs, "stream": data.get("stream"), "timestamp": time.time()}
+        if path == "/api/embed" and n_inputs:
+            first = inputs if isinstance(inputs, str) else inputs[0]
+            entry["first_input"] = first[:200] if isinstance(first, str) else None
         with self._lock:
             self._log_entries.append(entry)
 

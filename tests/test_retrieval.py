@@ -43,7 +43,29 @@ class TestEmbedding(StandInCase):
         self.assertEqual(self.embed_all()["done"], 0, "nothing left to do")
         chunk = self.Chunk.search([("kb_id", "=", "lb-ueb-01")], limit=1)
         self.assertEqual(chunk.embedding_model, "hash-embed")
-        self.assertEqual(chunk.embedded_hash, chunk.content_hash)
+        self.assertRegex(chunk.embedded_hash, "^[0-9a-f]{64}$")
+
+    def test_a_changed_title_or_passage_prefix_is_embedded_again(self):
+        # the header sent to the model holds the entry title; the prefix is a setting: neither is in the
+        # chunk's content hash, both are in its embedding signature
+        self.run_import(batch_files(compound_entries()))
+        self.embed_all()
+        entry = self.Entry.search([("kb_id", "=", "lb-sb-01")])
+        entry.name = "Dienstwagen – Sachbezug (neu gefasst)"
+        status = self.env["pv.kb.chunk"]._embedding_status()
+        self.assertEqual(status["pending"], len(entry.chunk_ids), "only the renamed entry's chunks")
+        self.standin.reset()
+        self.assertEqual(self.embed_all()["done"], len(entry.chunk_ids))
+        sent = [r["first_input"] for r in self.standin.requests_log if r["path"] == "/api/embed"]
+        self.assertTrue(sent and sent[0].startswith("Dienstwagen – Sachbezug (neu gefasst) – "), sent)
+
+        self.set_settings(passage_prefix="passage: ")
+        self.assertEqual(self.env["pv.kb.chunk"]._embedding_status()["pending"], status["total"])
+        self.standin.reset()
+        self.assertEqual(self.embed_all()["done"], status["total"])
+        sent = [r["first_input"] for r in self.standin.requests_log if r["path"] == "/api/embed"]
+        self.assertTrue(all(text.startswith("passage: ") for text in sent), sent)
+        self.assertEqual(self.embed_all()["done"], 0, "nothing left to do")
 
     def test_resumes_after_failure_mid_run_without_duplicates_or_gaps(self):
         self.run_import(batch_files(compound_entries()))
