@@ -5,3 +5,4 @@ from . import test_controllers
 from . import test_settings
 from . import test_eval
 from . import test_ui
+from . import test_i18n
