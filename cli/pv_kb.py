@@ -123,8 +123,12 @@ class Pv_Kb(Command):
         def progress(done):
             rate = done / max(time.monotonic() - started, 1e-6)
             self._progress(f"Embeddings: {done}/{total} ({rate:.1f}/s)")
-        env["pv.kb.chunk"]._embed_pending(commit=True, progress=progress)
+        result = env["pv.kb.chunk"]._embed_pending(commit=True, progress=progress)
         sys.stderr.write("\n")
+        if result["truncated"]:
+            sys.stderr.write(f"Hinweis: {result['truncated']} Abschnitte erreichen das Kontextfenster von "
+                             f"{status['model']} ({result['context']} Token) und wurden gekürzt eingebettet "
+                             "(Details im Log).\n")
 
     def cmd_embed(self, dbname, args):
         from odoo import api

@@ -20,6 +20,13 @@ did not fit and :class:`ChatResult` carries ``truncated=True``. Known limit:
 Ollama does not count prompt tokens served from its KV cache, so a repeated
 long prompt can also look "short"; the 90 % gate keeps this to prompts that are
 near the window anyway, where a warning is worth having.
+
+Embeddings (see :func:`texts_over_context`): ``/api/embed`` cuts each input to
+the model's context (``truncate: true``) and reports one ``prompt_eval_count``
+for the whole batch. That count, spread over the batch's texts by length, gives
+each text's size in the model's own tokens; a text at or above the model's
+context length (``<arch>.context_length`` of ``/api/show``) was probably cut.
+The indices are in :attr:`EmbedResult.truncated` (also logged at INFO).
 """
 from __future__ import annotations
 
@@ -105,6 +112,7 @@ class EmbedResult:
     prompt_eval_count: int
     requests: int
     duration_s: float
+    truncated: list[int] = field(default_factory=list)   # inputs probably cut to the context (see above)
 
 
 @dataclass
@@ -152,6 +160,20 @@ def is_truncated(prompt_eval_count: int, expected_prompt_tokens: int | None,
     if expected_prompt_tokens < TRUNCATION_WINDOW_SHARE * num_ctx:
         return False
     return prompt_eval_count < TRUNCATION_EVAL_SHARE * expected_prompt_tokens
+
+
+def texts_over_context(texts: list[str], prompt_eval_count: int, context_tokens: int | None) -> list[int]:
+    """Indices of ``texts`` that probably reached the model's context and were cut.
+
+    The batch's ``prompt_eval_count`` is spread over its texts by length; a text
+    whose share is at least ``context_tokens`` counts (a cut text was evaluated
+    with exactly the context, so the share of a batch of one equals it).
+    """
+    total_chars = sum(len(t) for t in texts)
+    if not context_tokens or context_tokens <= 0 or prompt_eval_count <= 0 or not total_chars:
+        return []
+    per_char = prompt_eval_count / total_chars
+    return [i for i, text in enumerate(texts) if len(text) * per_char >= context_tokens]
 
 
 def _is_read_timeout(exc: BaseException) -> bool:
@@ -244,18 +266,34 @@ class OllamaClient:
         probe = self.embed(model, ["Dimension"], batch_size=1)
         return len(probe.vectors[0])
 
-    def embed(self, model: str, texts: list[str], batch_size: int | None = None) -> EmbedResult:
+    def context_length(self, model: str) -> int | None:
+        """Context window of a model in tokens (``model_info["<arch>.context_length"]``), None if unknown."""
+        info = self.show(model).get("model_info")
+        if not isinstance(info, dict):
+            return None
+        arch = info.get("general.architecture")
+        keys = [f"{arch}.context_length"] if isinstance(arch, str) else []
+        for key in keys + sorted(k for k in info if k.endswith(".context_length")):
+            value = info.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+        return None
+
+    def embed(self, model: str, texts: list[str], batch_size: int | None = None,
+              context_tokens: int | None = None) -> EmbedResult:
         """Embed ``texts`` in batches of ``batch_size`` (POST /api/embed).
 
         Returns the vectors in input order. Raises OllamaBadResponse when the
         server returns a different number of vectors than inputs or vectors of
-        different lengths.
+        different lengths. With the model's ``context_tokens`` the inputs it
+        probably cut are listed in ``truncated`` and logged (module docstring).
         """
         size = batch_size or self.config.embed_batch_size
         if size < 1:
             raise ValueError("batch_size must be >= 1")
         started = time.monotonic()
         vectors: list[list[float]] = []
+        truncated: list[int] = []
         tokens = 0
         calls = 0
         dim: int | None = None
@@ -278,8 +316,15 @@ class OllamaClient:
                     raise self._bad_shape("/api/embed", model,
                                           f"vector length {len(vec)} != {dim}", None)
             vectors.extend(batch_vectors)
-            tokens += _as_int(data.get("prompt_eval_count"))
-        return EmbedResult(vectors, tokens, calls, time.monotonic() - started)
+            batch_tokens = _as_int(data.get("prompt_eval_count"))
+            tokens += batch_tokens
+            truncated.extend(start + i for i in texts_over_context(batch, batch_tokens, context_tokens))
+        if truncated:
+            # INFO: the result carries the indices, the caller words the warning (e.g. once per cron run)
+            self.logger.info("Embedding model %s at %s: %d of %d texts reached its context of %d tokens and "
+                             "were probably cut (server evaluated %d tokens)", model, self.base_url,
+                             len(truncated), len(texts), context_tokens, tokens)
+        return EmbedResult(vectors, tokens, calls, time.monotonic() - started, truncated)
 
     def chat(self, model: str, messages: list[dict], *, options: dict | None = None,
              num_ctx: int | None = None, expected_prompt_tokens: int | None = None) -> ChatResult:

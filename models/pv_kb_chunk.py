@@ -169,8 +169,11 @@ class PvKbChunk(models.Model):
         model, size = settings["embedding_model"], max(1, settings["embed_batch_size"])
         prefix = settings["passage_prefix"] or ""
         done = batches = 0
+        cut: list[str] = []
+        context = None
         try:
             self._ensure_embedding_dim(client.embedding_dim(model))
+            context = client.context_length(model)
             while max_batches is None or batches < max_batches:
                 self._flush_embedding_inputs()
                 self.env.cr.execute(SQL("""
@@ -184,7 +187,8 @@ class PvKbChunk(models.Model):
                     chunking.Chunk(section_key="", heading_path=heading or "", text=text or "", position=0,
                                    token_estimate=0, content_hash=h), title, kb_id)
                     for _id, heading, text, h, title, kb_id, _sig in rows]
-                result = client.embed(model, texts, batch_size=size)
+                result = client.embed(model, texts, batch_size=size, context_tokens=context)
+                cut += [f"{rows[i][5]} ({rows[i][1] or ''})" for i in result.truncated]
                 with self.env.cr.savepoint():
                     for (chunk_id, _h, _t, _c, _n, _k, signature), vector in zip(rows, result.vectors):
                         self.env.cr.execute(
@@ -201,7 +205,11 @@ class PvKbChunk(models.Model):
             if own_client:
                 client.close()
             self.invalidate_model(["embedding_model", "embedded_hash"])
-        return {"done": done, "remaining": self._embedding_status(model, prefix)["pending"], "batches": batches}
+            if cut:
+                _logger.warning("pv_kb: %d sections reached the context of embedding model %s (%s tokens) and were "
+                                "embedded cut short, e.g. %s", len(cut), model, context, "; ".join(cut[:5]))
+        return {"done": done, "remaining": self._embedding_status(model, prefix)["pending"], "batches": batches,
+                "truncated": len(cut), "context": context}
 
     @api.model
     def _cron_embed(self):

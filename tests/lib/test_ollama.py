@@ -277,6 +277,32 @@ def test_chat_returns_scripted_content_and_counts(client, standin):
     assert result.raw["done"] is True
 
 
+def test_texts_over_context_spreads_the_evaluated_tokens_by_length():
+    texts = ["a" * 100, "b" * 1000, "c" * 100]
+    # 1200 chars, 600 tokens evaluated: 0.5 tokens a char, the long text holds 500
+    assert ollama.texts_over_context(texts, 600, 500) == [1]
+    assert ollama.texts_over_context(texts, 600, 512) == []
+    assert ollama.texts_over_context(texts, 600, None) == []
+    assert ollama.texts_over_context(texts, 0, 500) == []
+    # one text cut to the context: evaluated exactly the context
+    assert ollama.texts_over_context(["x" * 5000], 512, 512) == [0]
+
+
+def test_embed_flags_texts_cut_to_the_models_context(client, caplog):
+    context = client.context_length(EMBED)
+    assert context == 8192  # the stand-in's hash model reports its context like Ollama's /api/show
+    long_text = "Wort " * 9000   # 9,002 tokens for the stand-in: cut to 8,192
+    texts = ["kurz", "kurz", "kurz", long_text, "Abfertigung neu"]
+    with caplog.at_level(logging.INFO, logger=ollama._LOGGER.name):
+        result = client.embed(EMBED, texts, batch_size=2, context_tokens=context)
+    assert result.prompt_eval_count == 3 + 3 + 3 + 8192 + 4
+    assert result.truncated == [3]
+    assert any("1 of 5 texts reached its context of 8192 tokens" in r.getMessage() for r in caplog.records)
+    assert client.embed(EMBED, texts, batch_size=1, context_tokens=context).truncated == [3]
+    assert client.embed(EMBED, texts, batch_size=2).truncated == [], "no context given: nothing to judge"
+    assert client.embed(EMBED, texts[:3], batch_size=2, context_tokens=context).truncated == []
+
+
 def test_chat_flags_truncated_prompt_and_logs_warning(client, caplog):
     text = "Wort " * 800  # 4000 chars, about 1143 tokens
     expected = ollama.estimate_tokens(text)
