@@ -170,10 +170,10 @@ class PvKbChunk(models.Model):
         prefix = settings["passage_prefix"] or ""
         done = batches = 0
         cut: list[str] = []
-        context = None
+        window = None   # the model's context in tokens
         try:
             self._ensure_embedding_dim(client.embedding_dim(model))
-            context = client.context_length(model)
+            window = client.context_length(model)
             while max_batches is None or batches < max_batches:
                 self._flush_embedding_inputs()
                 self.env.cr.execute(SQL("""
@@ -187,7 +187,7 @@ class PvKbChunk(models.Model):
                     chunking.Chunk(section_key="", heading_path=heading or "", text=text or "", position=0,
                                    token_estimate=0, content_hash=h), title, kb_id)
                     for _id, heading, text, h, title, kb_id, _sig in rows]
-                result = client.embed(model, texts, batch_size=size, context_tokens=context)
+                result = client.embed(model, texts, batch_size=size, context_tokens=window)
                 cut += [f"{rows[i][5]} ({rows[i][1] or ''})" for i in result.truncated]
                 with self.env.cr.savepoint():
                     for (chunk_id, _h, _t, _c, _n, _k, signature), vector in zip(rows, result.vectors):
@@ -207,9 +207,9 @@ class PvKbChunk(models.Model):
             self.invalidate_model(["embedding_model", "embedded_hash"])
             if cut:
                 _logger.warning("pv_kb: %d sections reached the context of embedding model %s (%s tokens) and were "
-                                "embedded cut short, e.g. %s", len(cut), model, context, "; ".join(cut[:5]))
+                                "embedded cut short, e.g. %s", len(cut), model, window, "; ".join(cut[:5]))
         return {"done": done, "remaining": self._embedding_status(model, prefix)["pending"], "batches": batches,
-                "truncated": len(cut), "context": context}
+                "truncated": len(cut), "context": window}
 
     @api.model
     def _cron_embed(self):

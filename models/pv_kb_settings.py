@@ -122,6 +122,11 @@ class ResConfigSettings(models.TransientModel):
                 dim = client.embedding_dim(settings["embedding_model"])
                 current = self.env["pv.kb.chunk"]._embedding_dim()
                 lines.append(_("Embedding dimension: %(dim)s (column: %(col)s)", dim=dim, col=current))
+                # not named `context`: _() reads a local of that name as the translation context
+                window = client.context_length(settings["embedding_model"])
+                if window:
+                    lines.append(_("Context of the embedding model: %(tokens)s tokens (longer sections are cut)",
+                                   tokens=window))
         except ollama.OllamaError as exc:
             ok = False
             lines.append(exc.message)

@@ -20,6 +20,7 @@ class TestSettings(StandInCase):
         self.assertIn("0.12.0", params["message"])
         self.assertIn("hash-embed", params["message"])
         self.assertIn("1024", params["message"])
+        self.assertIn("8192", params["message"], "the context of the embedding model")
         self.assertEqual(self.env["ir.config_parameter"].get_param("pv_kb.chat_model"), "standin-chat",
                          "the values on screen are saved and tested")
 
