@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from . import kb_format
 
 _H3_RE = re.compile(r"^###[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
-_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?;:])\s+")
 
 PROSE, TABLE, CODE = "prose", "table", "code"
@@ -75,13 +74,12 @@ def _blocks(text: str) -> list[tuple[str, str]]:
     for line in text.split("\n"):
         if fence is not None:
             current.append(line)
-            match = _FENCE_RE.match(line)
-            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+            if kb_format.closes_fence(line, fence):
                 fence = None
                 flush()
                 kind = PROSE
             continue
-        match = _FENCE_RE.match(line)
+        match = kb_format.FENCE_RE.match(line)
         if match:
             flush()
             fence, kind = match.group(1), CODE
@@ -170,11 +168,11 @@ def _split_code(text: str, limit: int) -> list[str]:
     """Split a fenced code block by lines, re-opening and closing the fence on every part."""
     lines = text.split("\n")
     opening = lines[0]
-    closing = lines[-1] if len(lines) > 1 and _FENCE_RE.match(lines[-1]) else ""
+    closing = lines[-1] if len(lines) > 1 and kb_format.FENCE_RE.match(lines[-1]) else ""
     inner = lines[1:-1] if closing else lines[1:]
     fence_len = len(opening) + len(closing) + 2
     groups = _pack(inner, max(1, limit - fence_len), "\n")
-    return [f"{opening}\n{group}\n{closing or _FENCE_RE.match(opening).group(1)}" for group in groups]
+    return [f"{opening}\n{group}\n{closing or kb_format.FENCE_RE.match(opening).group(1)}" for group in groups]
 
 
 def _units(text: str, limit: int, prose_limit: int) -> list[tuple[str, str]]:
@@ -242,9 +240,9 @@ def _h3_blocks(text: str) -> list[tuple[str, str]]:
     blocks: list[tuple[str, list[str]]] = [("", [])]
     fence: str | None = None
     for line in text.split("\n"):
-        match = _FENCE_RE.match(line)
+        match = kb_format.FENCE_RE.match(line)
         if fence is not None:
-            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+            if kb_format.closes_fence(line, fence):
                 fence = None
         elif match:
             fence = match.group(1)

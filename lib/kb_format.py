@@ -51,7 +51,7 @@ INDEX = "INDEX.md"
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)+$")
 _STAND_RE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
 _BOM = b"\xef\xbb\xbf"
-_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")   # opening/closing line of a fenced code block
 _MARKUP_START = frozenset("#`~ ")
 _H1_RE = re.compile(r"^#[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 _H2_RE = re.compile(r"^##[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
@@ -281,6 +281,15 @@ def _list_field(data: dict, key: str, file: str, issues: list[Issue]) -> list[st
     return result
 
 
+def closes_fence(line: str, fence: str) -> bool:
+    """Whether ``line`` closes a fenced code block opened with ``fence``: the same character, at least as
+    many of it, and nothing after it (CommonMark)."""
+    match = FENCE_RE.match(line)
+    if not match or match.group(1)[0] != fence[0] or len(match.group(1)) < len(fence):
+        return False
+    return not line.strip()[len(match.group(1)):].strip()
+
+
 def split_sections(body: str) -> tuple[list[Section], str]:
     """Split an entry body into H2 sections.
 
@@ -299,10 +308,9 @@ def split_sections(body: str) -> tuple[list[Section], str]:
             # fast path: plain text lines cannot be headings or fences
             (current[1] if current is not None else preamble).append(line)
             continue
-        fence_match = _FENCE_RE.match(line)
+        fence_match = FENCE_RE.match(line)
         if fence is not None:
-            if fence_match and fence_match.group(1)[0] == fence[0] and len(fence_match.group(1)) >= len(fence) \
-                    and not line.strip()[len(fence_match.group(1)):].strip():
+            if closes_fence(line, fence):
                 fence = None
         elif fence_match:
             fence = fence_match.group(1)

@@ -159,6 +159,20 @@ def test_code_fence_is_not_split_at_blank_lines():
     assert any(code in c.text for c in chunks)
 
 
+def test_fence_with_text_after_it_does_not_close_the_block_in_sections_or_chunks():
+    # "``` python" inside a fence is content (CommonMark); section and H3 splitting agree on it
+    assert kb_format.closes_fence("```", "```") and kb_format.closes_fence("  ````  ", "```")
+    assert not kb_format.closes_fence("``` python", "```")
+    assert not kb_format.closes_fence("~~~", "```") and not kb_format.closes_fence("``", "```")
+    code = "```\n``` python\n### Keine Überschrift\n```"
+    filler = "\n\n".join(sentence(n) for n in range(12))
+    body = BODY.replace("Lohnart 300 für den Urlaubszuschuss.", f"{filler}\n\n{code}\n\n### Echte Überschrift\n\n{filler}")
+    chunks = chunking.chunk_entry(make_entry(body), max_chars=900, overlap_chars=0)   # split at H3 headings
+    assert any("Echte Überschrift" in c.heading_path for c in chunks)
+    assert any(code in c.text for c in chunks)
+    assert not any("Keine Überschrift" in c.heading_path for c in chunks)
+
+
 def test_deterministic():
     body = BODY.replace("Lohnart 300 für den Urlaubszuschuss.", "\n\n".join(sentence(n) for n in range(40)))
     first = chunking.chunk_entry(make_entry(body), max_chars=700, overlap_chars=120)
