@@ -162,6 +162,23 @@ def is_truncated(prompt_eval_count: int, expected_prompt_tokens: int | None,
     return prompt_eval_count < TRUNCATION_EVAL_SHARE * expected_prompt_tokens
 
 
+def tag_listed(model: str, installed: list[str]) -> bool:
+    """Whether ``model`` is among the ``installed`` names of /api/tags; a name without tag means ``:latest``."""
+    wanted = model if ":" in model else model + ":latest"
+    return any((n if ":" in n else n + ":latest") == wanted for n in installed)
+
+
+def _model_info_int(info: dict, suffix: str) -> int | None:
+    """A positive integer ``<architecture>.<suffix>`` (or any ``*.<suffix>``) of /api/show's model_info."""
+    arch = info.get("general.architecture")
+    keys = [f"{arch}.{suffix}"] if isinstance(arch, str) else []
+    for key in keys + sorted(k for k in info if k.endswith("." + suffix)):
+        value = info.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
 def texts_over_context(texts: list[str], prompt_eval_count: int, context_tokens: int | None) -> list[int]:
     """Indices of ``texts`` that probably reached the model's context and were cut.
 
@@ -239,45 +256,29 @@ class OllamaClient:
         return names
 
     def has_model(self, model: str) -> bool:
-        """Whether ``model`` is installed; a name without tag means ``:latest``."""
-        wanted = model if ":" in model else model + ":latest"
-        return any((n if ":" in n else n + ":latest") == wanted for n in self.tags())
+        """Whether ``model`` is installed (see :func:`tag_listed`)."""
+        return tag_listed(model, self.tags())
 
     def show(self, model: str) -> dict:
         """Model details (POST /api/show); OllamaModelMissing if not installed."""
         return self._json_call("POST", "/api/show", {"model": model}, model=model)
 
-    def embedding_dim(self, model: str) -> int:
-        """Vector length of an embedding model.
+    def embedding_facts(self, model: str) -> tuple[int, int | None]:
+        """(vector length, context window in tokens or None) of an embedding model, from one :meth:`show`.
 
-        Read from ``model_info["<architecture>.embedding_length"]`` of
-        :meth:`show`; when the server does not report it, one short text is
-        embedded and its length measured.
+        Read from ``model_info["<architecture>.embedding_length"]`` and ``….context_length``; when the
+        server does not report the length, one short text is embedded and its vector measured.
         """
         info = self.show(model).get("model_info")
-        if isinstance(info, dict):
-            arch = info.get("general.architecture")
-            keys = [f"{arch}.embedding_length"] if isinstance(arch, str) else []
-            keys += sorted(k for k in info if k.endswith(".embedding_length"))
-            for key in keys:
-                value = info.get(key)
-                if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-                    return value
-        probe = self.embed(model, ["Dimension"], batch_size=1)
-        return len(probe.vectors[0])
+        info = info if isinstance(info, dict) else {}
+        dim = _model_info_int(info, "embedding_length")
+        if dim is None:
+            dim = len(self.embed(model, ["Dimension"], batch_size=1).vectors[0])
+        return dim, _model_info_int(info, "context_length")
 
-    def context_length(self, model: str) -> int | None:
-        """Context window of a model in tokens (``model_info["<arch>.context_length"]``), None if unknown."""
-        info = self.show(model).get("model_info")
-        if not isinstance(info, dict):
-            return None
-        arch = info.get("general.architecture")
-        keys = [f"{arch}.context_length"] if isinstance(arch, str) else []
-        for key in keys + sorted(k for k in info if k.endswith(".context_length")):
-            value = info.get(key)
-            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-                return value
-        return None
+    def embedding_dim(self, model: str) -> int:
+        """Vector length of an embedding model (see :meth:`embedding_facts`)."""
+        return self.embedding_facts(model)[0]
 
     def embed(self, model: str, texts: list[str], batch_size: int | None = None,
               context_tokens: int | None = None) -> EmbedResult:

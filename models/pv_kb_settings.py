@@ -112,18 +112,18 @@ class ResConfigSettings(models.TransientModel):
         try:
             lines.append(_("Ollama %(version)s reachable at %(url)s.", version=client.version(),
                            url=settings["ollama_url"]))
-            models_ = set(client.tags())
+            installed = client.tags()
+            present = {}
             for label, name in ((_("Embedding model"), settings["embedding_model"]),
                                 (_("Chat model"), settings["chat_model"])):
-                present = name in models_ or f"{name}:latest" in models_
-                ok = ok and present
-                lines.append(f"{label} {name}: " + (_("installed") if present else _("NOT installed")))
-            if settings["embedding_model"] in models_ or f"{settings['embedding_model']}:latest" in models_:
-                dim = client.embedding_dim(settings["embedding_model"])
+                present[name] = ollama.tag_listed(name, installed)
+                ok = ok and present[name]
+                lines.append(f"{label} {name}: " + (_("installed") if present[name] else _("NOT installed")))
+            if present[settings["embedding_model"]]:
+                # not named `context`: _() reads a local of that name as the translation context
+                dim, window = client.embedding_facts(settings["embedding_model"])
                 current = self.env["pv.kb.chunk"]._embedding_dim()
                 lines.append(_("Embedding dimension: %(dim)s (column: %(col)s)", dim=dim, col=current))
-                # not named `context`: _() reads a local of that name as the translation context
-                window = client.context_length(settings["embedding_model"])
                 if window:
                     lines.append(_("Context of the embedding model: %(tokens)s tokens (longer sections are cut)",
                                    tokens=window))

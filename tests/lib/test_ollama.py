@@ -288,9 +288,10 @@ def test_texts_over_context_spreads_the_evaluated_tokens_by_length():
     assert ollama.texts_over_context(["x" * 5000], 512, 512) == [0]
 
 
-def test_embed_flags_texts_cut_to_the_models_context(client, caplog):
-    context = client.context_length(EMBED)
-    assert context == 8192  # the stand-in's hash model reports its context like Ollama's /api/show
+def test_embed_flags_texts_cut_to_the_models_context(client, standin, caplog):
+    dim, context = client.embedding_facts(EMBED)
+    assert (dim, context) == (256, 8192)  # the stand-in's hash model reports both like Ollama's /api/show
+    assert [e["path"] for e in standin.requests_log].count("/api/show") == 1, "one /api/show for both"
     long_text = "Wort " * 9000   # 9,002 tokens for the stand-in: cut to 8,192
     texts = ["kurz", "kurz", "kurz", long_text, "Abfertigung neu"]
     with caplog.at_level(logging.INFO, logger=ollama._LOGGER.name):
