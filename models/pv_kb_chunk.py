@@ -172,8 +172,10 @@ class PvKbChunk(models.Model):
         cut: list[str] = []
         window = None   # the model's context in tokens
         try:
-            self._ensure_embedding_dim(client.embedding_dim(model))
-            window = client.context_length(model)
+            dim, window = client.embedding_facts(model)
+            self._ensure_embedding_dim(dim)
+            # counted once: the progress of the cron needs no full count per batch
+            pending = self._embedding_status(model, prefix)["pending"] if commit else 0
             while max_batches is None or batches < max_batches:
                 self._flush_embedding_inputs()
                 self.env.cr.execute(SQL("""
@@ -199,8 +201,7 @@ class PvKbChunk(models.Model):
                 if progress:
                     progress(done)
                 if commit:
-                    remaining = self._embedding_status(model, prefix)["pending"]
-                    self.env["ir.cron"]._commit_progress(len(rows), remaining=remaining)
+                    self.env["ir.cron"]._commit_progress(len(rows), remaining=max(0, pending - done))
         finally:
             if own_client:
                 client.close()
