@@ -169,9 +169,8 @@ class PvKbAgent(models.AbstractModel):
         t0 = time.perf_counter()
         # what is shown cites retrieved entries only (checked again here, whatever the model wrote)
         answer, unknown = grounding.strip_unknown_citations(chat.content.strip(), retrieval.entry_ids)
-        missing_side = [v for v in validation.violations if v.code == "conflict_side_missing"]
-        if missing_side:
-            answer = grounding.add_conflict_note(answer, conflicts, validation.cited_ids)
+        # every side of each conflict the answer touches, marked with ⚠: added in code where the model did not
+        answer = grounding.add_conflict_note(answer, conflicts, grounding.extract_citations(answer))
         if validation.refused:
             status = "verweigert"
         elif all(v.code in grounding.WARNING_CODES or v.code == "conflict_side_missing"

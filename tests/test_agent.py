@@ -105,6 +105,16 @@ class TestAgent(StandInCase):
         self.assertIn("28,5 %", result.answer)
         self.assertEqual(set(result.cited_ids), {"lb-atz-01", "wiku-atz-02"})
 
+    def test_both_sides_cited_without_warning_sign_get_the_note(self):
+        self.standin.script_chat(["Die Ersatzquote bei Blockzeit beträgt 27,5 % [lb-atz-01] (Stand 2025-01), "
+                                  "früher 28,5 % [wiku-atz-02] (Stand 2023-06)."] * 2)
+        result = self.agent.ask("Wie hoch ist die Ersatzquote des AMS bei Blockzeit in der Altersteilzeit?")
+        self.assertTrue(result.conflicts)
+        note = result.answer.split("\n\n")[-1]
+        self.assertTrue(note.startswith("⚠ Widerspruch in der Wissensbasis:"), result.answer)
+        self.assertIn("[lb-atz-01]", note)
+        self.assertIn("[wiku-atz-02]", note)
+
     def capture_messages(self, method):
         """Patch OllamaClient.<method> to record the messages sent; returns (patcher, list)."""
         sent = []
