@@ -25,7 +25,8 @@ set +e
 (cd "$REPO" && "$PY" -m pytest -c tests/lib/pytest.ini tests/lib -q 2>&1) | tee "$out/pytest.log"
 rc=${PIPESTATUS[0]}
 set -e
-line=$(grep -E '^[=]*\s*[0-9]+ (passed|failed)|[0-9]+ (passed|failed)' "$out/pytest.log" | tail -1)
+# (under pipefail a summary without a match must not end the script before the closing line)
+line=$(grep -E '[0-9]+ (passed|failed|errors?)|no tests ran' "$out/pytest.log" | tail -1 || true)
 p=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+' || true)
 f=$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '[0-9]+' || true)
 e=$(grep -oE '[0-9]+ errors?' <<<"$line" | grep -oE '[0-9]+' || true)
@@ -45,6 +46,9 @@ else
     ensure_addons_link
     ensure_odoo_conf
     db=pv_kb_test_$$
+    # the test database and the temp files go, whatever ends the run (Ctrl+C included)
+    trap 'psql_super -d postgres -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 || true
+          rm -rf "$out" "$HOME/.local/share/Odoo/filestore/$db" 2>/dev/null || true' EXIT
     port=$(free_port)
     say "Odoo-Tests auf frischer Datenbank $db (Tags ${PV_KB_TEST_TAGS:-/pv_kb})"
     set +e
@@ -54,7 +58,8 @@ else
     set -e
     grep -E ' (ERROR|WARNING|CRITICAL) |FAIL:|ERROR:|^Traceback|odoo.tests.result|post-tests|at-install' "$out/odoo.log" | grep -v 'odoo.tests.stats' | tail -80 || true
     cp "$out/odoo.log" "$LOGDIR/last-odoo-test.log" 2>/dev/null || true
-    summary=$(grep -oE '[0-9]+ failed, [0-9]+ error\(s\) of [0-9]+ tests when loading database' "$out/odoo.log" | tail -1)
+    summary=$(grep -oE '[0-9]+ failed, [0-9]+ error\(s\) of [0-9]+ tests when loading database' "$out/odoo.log" | tail -1 \
+              || true)
     if [[ -z $summary ]]; then
         say "Keine Odoo-Testzusammenfassung gefunden (Code $rc), siehe $LOGDIR/last-odoo-test.log"
         failed=$((failed + 1))
@@ -93,8 +98,6 @@ else
         # the eval command on a base and gold set nobody has seen
         if bash "$REPO/scripts/e2e_eval.sh" "$db"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
     fi
-    psql_super -d postgres -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 || true
-    rm -rf "$PV_KB_HOME/filestore/$db" "$HOME/.local/share/Odoo/filestore/$db" 2>/dev/null || true
 fi
 rm -rf "$out"
 echo
