@@ -9,6 +9,9 @@
 #   PV_KB_PGPORT     PostgreSQL port (127.0.0.1)                  55432
 #   PV_KB_DB_USER / PV_KB_DB_PASSWORD   Odoo's database role      odoo / odoo
 #   PV_KB_HTTP_PORT  Odoo HTTP port (127.0.0.1)                   8069
+#   PV_KB_STANDIN_CACHE  e5 vectors of the test stand-in          $PV_KB_HOME/cache/standin-e5.sqlite
+#   PV_KB_PYTHON     interpreter for the venv                     python3.11, else python3
+#   PV_KB_ODOO_MIRROR  git dir with the Odoo 19.0 branch to unpack into ODOO_PATH
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -150,6 +153,25 @@ EOF
 }
 
 free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# The Ollama stand-in in the background on a free port (it prints its URL once it listens):
+#   start_standin --embed-model multilingual-e5-small=e5 --overhead-ms 0
+# sets STANDIN_URL and STANDIN_PID; the caller stops it (trap 'kill $STANDIN_PID' EXIT). Dies if it does not start.
+start_standin() {
+    local urlfile; urlfile=$(mktemp)
+    mkdir -p "$LOGDIR"
+    "$PY" "$REPO/scripts/ollama_standin.py" --port 0 "$@" >"$urlfile" 2>>"$LOGDIR/standin.log" &
+    STANDIN_PID=$!
+    STANDIN_URL=""
+    for _ in $(seq 150); do
+        STANDIN_URL=$(grep -m1 '^http' "$urlfile" || true)
+        [[ -n $STANDIN_URL ]] && break
+        kill -0 "$STANDIN_PID" 2>/dev/null || die "Der Ollama-Stand-in ist nicht gestartet, siehe $LOGDIR/standin.log"
+        sleep 0.2
+    done
+    rm -f "$urlfile"
+    [[ -n $STANDIN_URL ]] || die "Der Ollama-Stand-in meldet sich nicht, siehe $LOGDIR/standin.log"
+}
 
 odoo_bin() { "$PY" "$ODOO_PATH/odoo-bin" "$@"; }
 # an addon command (odoo-bin finds `pv_kb` only right after --addons-path): pv_kb_cmd import PATH [options]

@@ -29,15 +29,11 @@ syn=$PV_KB_HOME/synthetic-$entries
 if [[ ! -f $syn/wissensbasis/kb.json ]]; then
     "$PY" "$REPO/scripts/gen_synthetic_kb.py" "$syn" --entries "$entries" >/dev/null
 fi
-port=$(free_port)
-"$PY" "$REPO/scripts/ollama_standin.py" --port "$port" --embed-model multilingual-e5-small=e5 \
-    --overhead-ms 0 >"$LOGDIR/standin.url" 2>"$LOGDIR/standin.log" &
-standin=$!
-trap 'kill $standin 2>/dev/null' EXIT
-for _ in $(seq 50); do grep -q http "$LOGDIR/standin.url" 2>/dev/null && break; sleep 0.2; done
-say "Ollama-Stand-in auf 127.0.0.1:$port"
+start_standin --embed-model multilingual-e5-small=e5 --overhead-ms 0
+trap 'kill $STANDIN_PID 2>/dev/null' EXIT
+say "Ollama-Stand-in auf $STANDIN_URL"
 pv_kb_cmd import "$syn/wissensbasis" -d "$db" --log-level=warn | head -3
 pv_kb_cmd import "$REPO/data/demo_kb/wissensbasis" -d "$db" --log-level=warn | head -3
 pv_kb_cmd eval --goldset "$REPO/data/demo_kb/goldset.yaml" -d "$db" --log-level=warn \
-    --mode all --k 8 --ollama-url "http://127.0.0.1:$port" --embedding-model multilingual-e5-small \
+    --mode all --k 8 --ollama-url "$STANDIN_URL" --embedding-model multilingual-e5-small \
     --chat-model standin-chat --query-prefix "query: " --passage-prefix "passage: " "${extra[@]}"

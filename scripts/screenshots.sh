@@ -7,17 +7,16 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_odoo || die "Kein Odoo unter $ODOO_PATH"
 ensure_all
 db=pv_kb_shots
-sport=$(free_port); oport=$(free_port)
-"$PY" "$REPO/scripts/ollama_standin.py" --port "$sport" --embed-model multilingual-e5-small=e5 --overhead-ms 0 \
-    >/dev/null 2>"$LOGDIR/shots-standin.log" &
-pids=($!)
+oport=$(free_port)
+start_standin --embed-model multilingual-e5-small=e5 --overhead-ms 0
+pids=("$STANDIN_PID")
 trap 'kill "${pids[@]}" 2>/dev/null' EXIT
 psql_super -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null
 odoo_bin -c "$ODOO_CONF" -d $db -i pv_kb --stop-after-init --load-language=de_DE --logfile="$LOGDIR/shots-install.log"
 odoo_bin shell -c "$ODOO_CONF" -d $db --no-http --log-level=warn >/dev/null <<PY
 env.ref("base.user_admin").write({"lang": "de_DE", "tz": "Europe/Vienna"})
 params = env["ir.config_parameter"].sudo()
-for key, value in {"ollama_url": "http://127.0.0.1:$sport", "embedding_model": "multilingual-e5-small",
+for key, value in {"ollama_url": "$STANDIN_URL", "embedding_model": "multilingual-e5-small",
                    "chat_model": "standin-chat", "query_prefix": "query: ", "passage_prefix": "passage: ",
                    "gate_dense_floor": "0.84"}.items():
     params.set_param("pv_kb." + key, value)
@@ -32,4 +31,4 @@ PY
 pids+=($!)
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$oport/web/login" >/dev/null && break; sleep 0.5; done
 mkdir -p "$REPO/docs/screenshots"
-"$PY" "$REPO/scripts/screenshots.py" "http://127.0.0.1:$oport" $db "http://127.0.0.1:$sport" "$REPO/docs/screenshots"
+"$PY" "$REPO/scripts/screenshots.py" "http://127.0.0.1:$oport" $db "$STANDIN_URL" "$REPO/docs/screenshots"

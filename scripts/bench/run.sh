@@ -9,7 +9,9 @@
 #                                            options: see bench_embed.py)
 #   scripts/bench/run.sh reembed DB          the same through the cron's code on DB (e.g. pv_kb_bench_import), rolled back
 #   scripts/bench/run.sh pipeline DB         agent overhead beyond the model calls on the demo gold set
+#   scripts/bench/run.sh tune DB             grid over the fusion knobs on the demo gold set (DB with e5 embeddings)
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
+ensure_odoo || die "Kein Odoo unter $ODOO_PATH"
 ensure_all >/dev/null
 what=${1:-}; shift || true
 shell() { odoo_bin shell -c "$ODOO_CONF" -d "$1" --log-level=warn --no-http < "$2"; }
@@ -22,21 +24,19 @@ case $what in
         db=pv_kb_bench_import; fresh_db $db
         syn=$PV_KB_HOME/synthetic-601
         [[ -f $syn/wissensbasis/kb.json ]] || "$PY" "$REPO/scripts/gen_synthetic_kb.py" "$syn" --entries 601 >/dev/null
-        /usr/bin/time -f "wall %e s (odoo-bin start included)" "$PY" "$ODOO_PATH/odoo-bin" \
-            --addons-path="$ODOO_PATH/addons,$ADDONS_DIR" pv_kb import "$syn/wissensbasis" -c "$ODOO_CONF" -d $db \
-            --log-level=warn | head -4
+        TIMEFORMAT="wall %R s (odoo-bin start included)"
+        time pv_kb_cmd import "$syn/wissensbasis" -d $db --log-level=warn | head -4
         psql_super -d $db -c "SELECT 'import service: ' || round(duration::numeric, 2) || ' s for ' || count_new || ' entries, '
                               || (SELECT count(*) FROM pv_kb_chunk) || ' chunks' FROM pv_kb_batch"
         # unchanged re-import
         pv_kb_cmd import "$syn/wissensbasis" -d $db --log-level=warn | sed -n 3,4p
         psql_super -d $db -c "SELECT 're-import unchanged: ' || round(duration::numeric, 2) || ' s' FROM pv_kb_batch ORDER BY id DESC LIMIT 1"
         ;;
-    retrieval)
-        port=$(free_port)
-        "$PY" "$REPO/scripts/ollama_standin.py" --port "$port" --embed-model multilingual-e5-small=e5 \
-            --overhead-ms 0 >/dev/null 2>&1 &
-        standin=$!; trap 'kill $standin 2>/dev/null' EXIT; sleep 2
-        STANDIN_URL=http://127.0.0.1:$port shell "${1:?database}" "$REPO/scripts/bench/bench_retrieval.py" ;;
+    retrieval|tune)
+        start_standin --embed-model multilingual-e5-small=e5 --overhead-ms 0
+        trap 'kill $STANDIN_PID 2>/dev/null' EXIT
+        script=$([[ $what == tune ]] && echo tune_fusion.py || echo bench_retrieval.py)
+        STANDIN_URL=$STANDIN_URL shell "${1:?database}" "$REPO/scripts/bench/$script" ;;
     scale)
         entries=${1:-20000}; db=pv_kb_bench_scale_$entries
         syn=$PV_KB_HOME/synthetic-$entries
@@ -66,11 +66,10 @@ SQL
     embed)
         "$PY" "$REPO/scripts/bench/bench_embed.py" "$@" ;;
     reembed)
-        port=$(free_port)
-        "$PY" "$REPO/scripts/ollama_standin.py" --port "$port" --embed-model bench-hash=hash >/dev/null 2>&1 &
-        standin=$!; trap 'kill $standin 2>/dev/null' EXIT; sleep 2
-        STANDIN_URL=http://127.0.0.1:$port shell "${1:?database}" "$REPO/scripts/bench/bench_reembed.py" ;;
+        start_standin --embed-model bench-hash=hash
+        trap 'kill $STANDIN_PID 2>/dev/null' EXIT
+        STANDIN_URL=$STANDIN_URL shell "${1:?database}" "$REPO/scripts/bench/bench_reembed.py" ;;
     pipeline)
         shell "${1:?database}" "$REPO/scripts/bench/bench_pipeline.py" ;;
-    *) die "Aufruf: scripts/bench/run.sh import|retrieval DB|scale [ENTRIES]|embed [OPTIONS]|reembed DB|pipeline DB" ;;
+    *) die "Aufruf: scripts/bench/run.sh import|retrieval DB|tune DB|scale [ENTRIES]|embed [OPTIONS]|reembed DB|pipeline DB" ;;
 esac
