@@ -5,7 +5,7 @@
 #   scripts/setup.sh               set up and serve (Ctrl+C stops Odoo; PostgreSQL keeps running)
 #   scripts/setup.sh --no-serve    set up only
 #   scripts/setup.sh --stop        stop PostgreSQL
-# Settings: see scripts/common.sh (ODOO_PATH, PV_KB_HOME, PV_KB_PGPORT, PV_KB_DB, ...).
+# Settings: see scripts/common.sh (ODOO_PATH, PV_KB_HOME, PV_KB_PGPORT, ...); PV_KB_DB (default pv_kb) names the database.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 PV_KB_DB=${PV_KB_DB:-pv_kb}
 
