@@ -40,7 +40,6 @@ _Loader.add_constructor("tag:yaml.org,2002:timestamp", _Loader.construct_yaml_ti
 ERROR = "error"
 WARNING = "warning"
 
-REQUIRED_KEYS = ("id", "title", "stand", "topic", "source")
 LIST_KEYS = ("tags", "legal_bases", "cross_refs")
 KBJSON_COMPARED_KEYS = ("title", "stand", "topic", "source")
 SECTION_ORDER = ("zusammenfassung", "kernwerte", "rechtsgrundlagen", "payroll", "verweise")

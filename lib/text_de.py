@@ -567,9 +567,7 @@ def _query_atom(word: str, prefix_min: int) -> str:
 def _is_query_term(word: str) -> bool:
     if word in STOPWORDS or word in QUESTION_STOPWORDS or search_form(word) in STOPWORDS:
         return False
-    if word.isdigit():
-        return len(word) >= 2
-    return len(word) >= 2
+    return len(word) >= 2   # words and numbers alike: single letters and digits carry no meaning
 
 
 def build_query(question: str, lexicon: Mapping[str, int] | None, synonyms: SynonymTable | None, *,

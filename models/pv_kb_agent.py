@@ -16,7 +16,6 @@ _logger = logging.getLogger(__name__)
 
 MAX_QUESTION_CHARS = 2000
 MAX_BLOCKS = 12
-CONTEXT_CHARS = 24000
 
 
 @dataclass

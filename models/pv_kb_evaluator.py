@@ -5,7 +5,6 @@ from odoo import api, models
 
 from ..lib import evaluation, grounding
 
-MODES = ("hybrid", "dense", "fts")
 
 
 class PvKbEvaluator(models.AbstractModel):

@@ -1,4 +1,3 @@
-import json
 
 from odoo import api, fields, models
 
@@ -76,9 +75,6 @@ class PvKbQuery(models.Model):
     feedback = fields.Selection([("up", "👍"), ("down", "👎")], readonly=True)
     feedback_comment = fields.Text(readonly=True)
 
-    def _retrieved(self):
-        self.ensure_one()
-        return json.loads(self.retrieved_json or "[]")
 
     def _set_feedback(self, rating, comment=None):
         self.ensure_one()

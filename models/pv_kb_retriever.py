@@ -225,8 +225,7 @@ class PvKbRetriever(models.AbstractModel):
              ORDER BY c.embedding <=> %s::vector
              LIMIT %s""", literal, where, literal, limit))
         rows = sorted(self.env.cr.fetchall(), key=lambda r: (r[3], r[0]))
-        return [fusion.ChunkHit(chunk_id=cid, entry_id=kb_id, section_key=key, rank=i + 1, score=1.0 - dist)
-                for i, (cid, kb_id, key, dist) in enumerate(rows)]
+        return fusion.ranked((cid, kb_id, key, 1.0 - dist) for cid, kb_id, key, dist in rows)
 
     @api.model
     def _fts_hits(self, tsquery, filters=None, limit=CANDIDATES, within=None):
@@ -243,8 +242,7 @@ class PvKbRetriever(models.AbstractModel):
              WHERE c.search_tsv @@ q AND %s
              ORDER BY rank DESC, c.id
              LIMIT %s""", tsquery, where, limit))
-        return [fusion.ChunkHit(chunk_id=cid, entry_id=kb_id, section_key=key, rank=i + 1, score=rank)
-                for i, (cid, kb_id, key, rank) in enumerate(self.env.cr.fetchall())]
+        return fusion.ranked(self.env.cr.fetchall())
 
     @api.model
     def _query_vector(self, text, settings, client=None):

@@ -586,8 +586,8 @@ class _Handler(BaseHTTPRequestHandler):
             pieces = split_tokens(content)
         options = data.get("options") if isinstance(data.get("options"), dict) else {}
         num_ctx = int(options.get("num_ctx") or DEFAULT_NUM_CTX)
-        chars = sum(len(str(m.get("content") or "")) for m in messages if isinstance(m, dict))
-        prompt_tokens = min(math.ceil(chars / 3.5), num_ctx)
+        prompt = "".join(str(m.get("content") or "") for m in messages if isinstance(m, dict))
+        prompt_tokens = min(estimate_tokens(prompt), num_ctx)
         first_ms, token_ms = standin._timing()
         count = len(pieces) if isinstance(pieces, list) else 0
         stats = {"done_reason": "stop", "done": True, "total_duration": 0,
