@@ -261,8 +261,11 @@ class PvKbRetriever(models.AbstractModel):
         """The candidate lists of each signal (before fusion), with the query plan and notices."""
         started = time.perf_counter()
         cand = Candidates(lists={}, plan=text_de.build_query(query, self._lexicon(), self._synonyms()), used=mode)
+        # a question without a telling word ("broad"): the text signal re-ranks the semantic candidates instead
+        # of ranking a large part of the base, so the one dense query fetches that many
+        tsquery, broad = self._prune_query(cand.plan.tsquery) if mode in ("hybrid", "fts") else ("", False)
         cand.timings["plan_ms"] = (time.perf_counter() - started) * 1000
-        vector = None
+        rerank_pool = []
         if mode in ("hybrid", "dense"):
             t0 = time.perf_counter()
             try:
@@ -276,7 +279,10 @@ class PvKbRetriever(models.AbstractModel):
                                                model=settings["embedding_model"])
                     cand.used = "fts"
                 else:
-                    cand.lists["dense"] = self._dense_hits(vector, filters, model=settings["embedding_model"])
+                    limit = BROAD_RERANK if broad and mode == "hybrid" else CANDIDATES
+                    hits = self._dense_hits(vector, filters, limit=limit, model=settings["embedding_model"])
+                    cand.lists["dense"] = hits[:CANDIDATES]
+                    rerank_pool = [h.chunk_id for h in hits] if broad and mode == "hybrid" else []
                 cand.timings["dense_ms"] = (time.perf_counter() - t0) * 1000
             except ollama.OllamaError as exc:
                 cand.error = exc
@@ -287,14 +293,9 @@ class PvKbRetriever(models.AbstractModel):
                 cand.used = "fts"
         if mode in ("hybrid", "fts") or cand.used == "fts":
             t0 = time.perf_counter()
-            tsquery, broad = self._prune_query(cand.plan.tsquery)
-            within = None
-            if broad and cand.lists.get("dense"):
-                # no telling word in the question: the text signal re-ranks the semantic candidates
-                # instead of ranking a large part of the base
-                within = [h.chunk_id for h in self._dense_hits(vector, filters, limit=BROAD_RERANK,
-                                                               model=settings["embedding_model"])]
-            cand.lists["fts"] = self._fts_hits(tsquery, filters, within=within)
+            if mode == "dense":   # fell back to full text
+                tsquery, broad = self._prune_query(cand.plan.tsquery)
+            cand.lists["fts"] = self._fts_hits(tsquery, filters, within=rerank_pool or None)
             cand.timings["fts_ms"] = (time.perf_counter() - t0) * 1000
         return cand
 
