@@ -42,17 +42,15 @@ class PvKbAgent(models.AbstractModel):
 
     # --- context ---------------------------------------------------------------
     @api.model
-    def _blocks(self, retrieval):
-        """Context blocks: the retrieved chunks of each entry, plus its Kernwerte for value questions."""
-        Retriever = self.env["pv.kb.retriever"]
+    def _blocks(self, retrieval, summaries):
+        """Context blocks: the retrieved chunks of each entry, plus its Kernwerte for value questions and the
+        Kernwerte and summary of an entry added as an expansion; ``summaries``: those sections of the entries."""
         chunks = dict(retrieval.chunks)
-        wanted = [e.entry_id for e in retrieval.entries]
         extra_keys = ["kernwerte"] if retrieval.plan and retrieval.plan.is_value_question else []
         expansions = [e.entry_id for e in retrieval.entries if e.expansion or not e.chunk_ids]
-        if extra_keys or expansions:
-            for cid, row in Retriever._entry_chunks(wanted, ["kernwerte", "zusammenfassung"]).items():
-                if row["section_key"] in extra_keys or (row["kb_id"] in expansions):
-                    chunks.setdefault(cid, row)
+        for cid, row in summaries.items():
+            if row["section_key"] in extra_keys or row["kb_id"] in expansions:
+                chunks.setdefault(cid, row)
         blocks = []
         for rank, entry in enumerate(retrieval.entries):
             info = retrieval.entry_info.get(entry.entry_id)
@@ -67,11 +65,12 @@ class PvKbAgent(models.AbstractModel):
         return blocks[: MAX_BLOCKS * 2]
 
     @api.model
-    def _conflicts(self, retrieval):
+    def _conflicts(self, retrieval, summaries):
         kb_ids = [e.entry_id for e in retrieval.entries]
         kernwerte = {}
-        for row in self.env["pv.kb.retriever"]._entry_chunks(kb_ids, ["kernwerte"]).values():
-            kernwerte[row["kb_id"]] = (kernwerte.get(row["kb_id"], "") + "\n" + (row["text"] or "")).strip()
+        for row in summaries.values():
+            if row["section_key"] == "kernwerte":
+                kernwerte[row["kb_id"]] = (kernwerte.get(row["kb_id"], "") + "\n" + (row["text"] or "")).strip()
         facts = [grounding.EntryFacts(entry_id=i, title=info["title"], stand=info["stand"] or "",
                                       topic=info["topic"] or "", legal_bases=info["legal_bases"],
                                       kernwerte_text=kernwerte.get(i, ""))
@@ -133,8 +132,11 @@ class PvKbAgent(models.AbstractModel):
             return AgentAnswer(status="verweigert", answer=gate.refusal_answer(verdict), timings=timings,
                                gate_refused=True)
         t0 = time.perf_counter()
-        blocks = self._blocks(retrieval)
-        conflicts = self._conflicts(retrieval)
+        # Kernwerte and summaries of the retrieved entries, read once for the context and the conflict check
+        summaries = self.env["pv.kb.retriever"]._chunk_rows(kb_ids=[e.entry_id for e in retrieval.entries],
+                                                            section_keys=["kernwerte", "zusammenfassung"])
+        blocks = self._blocks(retrieval, summaries)
+        conflicts = self._conflicts(retrieval, summaries)
         messages = grounding.build_messages(question, blocks, conflicts, history)
         timings["prompt_ms"] = (time.perf_counter() - t0) * 1000
         if isinstance(retrieval.ollama_error, (ollama.OllamaUnreachable, ollama.OllamaTimeout)):

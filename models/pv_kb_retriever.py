@@ -357,24 +357,17 @@ class PvKbRetriever(models.AbstractModel):
         }
 
     @api.model
-    def _chunk_rows(self, chunk_ids):
-        if not chunk_ids:
+    def _chunk_rows(self, chunk_ids=None, *, kb_ids=None, section_keys=None):
+        """{chunk id: row} of the given chunks, or of all chunks of the given entries (optionally only some
+        sections: expansions, Kernwerte for conflict checks)."""
+        if not chunk_ids and not kb_ids:
             return {}
-        self.env.cr.execute("""
-            SELECT c.id, e.kb_id, c.section_key, c.heading_path, c.text, c.position
-              FROM pv_kb_chunk c JOIN pv_kb_entry e ON e.id = c.entry_id WHERE c.id = ANY(%s)""", [list(chunk_ids)])
-        return {cid: {"kb_id": kb_id, "section_key": key, "heading_path": heading, "text": text, "position": pos}
-                for cid, kb_id, key, heading, text, pos in self.env.cr.fetchall()}
-
-    @api.model
-    def _entry_chunks(self, kb_ids, section_keys=None):
-        """All chunks of the given entries (for expansions and the Kernwerte of conflict checks)."""
-        if not kb_ids:
-            return {}
-        extra = SQL(" AND c.section_key = ANY(%s)", list(section_keys)) if section_keys else SQL("")
+        where = SQL("c.id = ANY(%s)", list(chunk_ids)) if chunk_ids else SQL("e.kb_id = ANY(%s)", list(kb_ids))
+        if section_keys:
+            where = SQL("%s AND c.section_key = ANY(%s)", where, list(section_keys))
         self.env.cr.execute(SQL("""
             SELECT c.id, e.kb_id, c.section_key, c.heading_path, c.text, c.position
               FROM pv_kb_chunk c JOIN pv_kb_entry e ON e.id = c.entry_id
-             WHERE e.kb_id = ANY(%s)%s ORDER BY e.kb_id, c.position""", list(kb_ids), extra))
+             WHERE %s ORDER BY e.kb_id, c.position""", where))
         return {cid: {"kb_id": kb_id, "section_key": key, "heading_path": heading, "text": text, "position": pos}
                 for cid, kb_id, key, heading, text, pos in self.env.cr.fetchall()}
