@@ -89,19 +89,23 @@ class PvKbController(http.Controller):
             _own_conversation(request.env, body["conversation_id"])   # 403 before anything starts
         settings = request.env["pv.kb.settings"]._get()
         limit = settings["answer_time_limit"]
+        # the agent's own messages, translated here: the worker may fail before it has an environment
+        failed = request.env._("The question could not be answered because of an internal error. Please try "
+                               "again later; if it happens again, tell your administrator.")
+        too_late = request.env._("The time limit for the answer was reached.")
         events = queue.Queue()
         worker = threading.Thread(
             target=self._stream_worker, name="pv_kb-answer", daemon=True,
             args=(request.env.registry, request.env.uid, dict(request.env.context), question,
-                  body.get("conversation_id"), events, time.monotonic() + limit))
+                  body.get("conversation_id"), events, time.monotonic() + limit, failed))
         worker.start()
         return request.make_response(
-            self._stream_events(events, limit + 15),
+            self._stream_events(events, limit + 15, too_late),
             headers=[("Content-Type", "application/x-ndjson; charset=utf-8"), ("Cache-Control", "no-store"),
                      ("X-Accel-Buffering", "no")])
 
     @staticmethod
-    def _stream_worker(registry, uid, context, question, conversation_id, events, deadline):
+    def _stream_worker(registry, uid, context, question, conversation_id, events, deadline, failed):
         threading.current_thread().dbname = registry.db_name
         try:
             with registry.cursor() as cr:
@@ -127,19 +131,18 @@ class PvKbController(http.Controller):
             events.put({"type": "error", "message": exc.description})
         except Exception:
             _logger.exception("pv_kb: streamed answer failed")
-            events.put({"type": "error", "message": "Die Antwort konnte wegen eines internen Fehlers nicht "
-                                                    "erstellt werden. Bitte später erneut versuchen."})
+            events.put({"type": "error", "message": failed})
         finally:
             events.put(_DONE)
 
     @staticmethod
-    def _stream_events(events, limit):
+    def _stream_events(events, limit, too_late):
         end = time.monotonic() + limit
         while True:
             try:
                 event = events.get(timeout=max(0.1, end - time.monotonic()))
             except queue.Empty:
-                yield json.dumps({"type": "error", "message": "Zeitlimit für die Antwort überschritten."}) + "\n"
+                yield json.dumps({"type": "error", "message": too_late}, ensure_ascii=False) + "\n"
                 return
             if event is _DONE:
                 return

@@ -79,6 +79,19 @@ class TestChatEndpoints(StandInCase, HttpCase):
         response, _events = self.stream("Freibetrag?", csrf=False)
         self.assertEqual(response.status_code, 400)
 
+    def test_stream_reports_a_failing_worker_with_the_agents_message(self):
+        from unittest.mock import patch
+
+        from odoo.tools import mute_logger
+
+        self.authenticate("kb_http_user", "kb_http_user")
+        with patch("odoo.addons.pv_kb.controllers.main._conversation", side_effect=RuntimeError("boom")), \
+                mute_logger("odoo.addons.pv_kb.controllers.main"):
+            _response, events = self.stream("Wie hoch ist der Freibetrag für Sonderzahlungen?")
+        self.assertEqual(events, [{"type": "error", "message": (
+            "The question could not be answered because of an internal error. Please try again later; "
+            "if it happens again, tell your administrator.")}])
+
     def test_user_without_group_gets_access_errors(self):
         self.authenticate("kb_http_outsider", "kb_http_outsider")
         response, _events = self.stream("Freibetrag?")
