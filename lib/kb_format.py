@@ -442,13 +442,19 @@ def parse_entry(raw: bytes, file: str) -> tuple[ParsedEntry | None, list[Issue]]
 
     ``file`` is the path relative to the KB root, e.g. "dokumente/lb-atz-07.md".
     """
-    try:
-        entry, _known_id, issues = _parse(raw, file)
-    except Exception as exc:  # last line of defence: bad input must never crash an import
-        return None, [Issue(file, ERROR, "internal",
-                            f"Die Datei konnte nicht gelesen werden ({type(exc).__name__}: {exc}). "
-                            "Bitte die Datei prüfen und den Fehler melden.")]
+    entry, _known_id, issues = _parse_safely(raw, file)
     return entry, issues
+
+
+def _parse_safely(raw: bytes, file: str) -> tuple[ParsedEntry | None, str | None, list[Issue]]:
+    """:func:`_parse`, but an unexpected exception becomes an error issue of this file: bad input must never
+    crash an import, nor one file break the batch."""
+    try:
+        return _parse(raw, file)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence, reported to the user
+        return None, None, [Issue(file, ERROR, "internal",
+                                  f"Die Datei konnte nicht gelesen werden ({type(exc).__name__}: {exc}). "
+                                  "Bitte die Datei prüfen und den Fehler melden.")]
 
 
 # --------------------------------------------------------------------------- cross references
@@ -585,13 +591,7 @@ def load_batch(files: dict[str, bytes], known_ids: Iterable[str] | None = None) 
     parsed: list[tuple[str, ParsedEntry | None, str | None, list[Issue]]] = []
     for path in sorted(files):
         if _is_entry_file(path):
-            try:
-                entry, known_id, entry_issues = _parse(files[path], path)
-            except Exception as exc:  # never let one file break the batch
-                entry, known_id = None, None
-                entry_issues = [Issue(path, ERROR, "internal",
-                                      f"Die Datei konnte nicht gelesen werden ({type(exc).__name__}). "
-                                      "Bitte die Datei prüfen und den Fehler melden.")]
+            entry, known_id, entry_issues = _parse_safely(files[path], path)
             parsed.append((path, entry, known_id, entry_issues))
         elif path in (KBJSON, INDEX):
             continue

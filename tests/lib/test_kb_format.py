@@ -400,3 +400,22 @@ def test_demo_kb_is_clean():
     batch = kb_format.load_batch(files, known_ids=set())
     assert batch.errors == []
     assert len(batch.entries) == batch.kb_json["count"]
+
+
+def test_an_unexpected_parser_exception_is_an_error_of_that_file_only(monkeypatch):
+    files = {str(p.relative_to(DEMO_KB)): p.read_bytes() for p in DEMO_KB.rglob("*") if p.is_file()}
+    victim = "dokumente/lb-atz-02.md"
+    real = kb_format._parse
+
+    def flaky(raw, file):
+        if file == victim:
+            raise RuntimeError("kaputt")
+        return real(raw, file)
+    monkeypatch.setattr(kb_format, "_parse", flaky)
+    batch = kb_format.load_batch(files)
+    internal = [i for i in batch.issues if i.code == "internal"]
+    assert [(i.file, i.level) for i in internal] == [(victim, kb_format.ERROR)]
+    assert "RuntimeError: kaputt" in internal[0].message
+    assert "lb-atz-02" not in {e.id for e in batch.entries} and len(batch.entries) == 40
+    entry, issues = kb_format.parse_entry(files[victim], victim)
+    assert entry is None and [i.code for i in issues] == ["internal"]
