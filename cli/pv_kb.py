@@ -23,6 +23,9 @@ import time
 from odoo.cli.command import Command
 from odoo.tools import config
 
+# the Ollama settings eval, ask and embed can override for one run (--ollama-url, …); this module is loaded
+# without the addon package, so the list lives here
+OLLAMA_OVERRIDE_KEYS = ("ollama_url", "embedding_model", "chat_model", "query_prefix", "passage_prefix")
 USAGE = "odoo-bin [--addons-path=…] pv_kb {import,eval,ask,embed} … [Odoo server options]"
 
 
@@ -51,11 +54,8 @@ class Pv_Kb(Command):
         emb = sub.add_parser("embed", help="compute missing embeddings now")
         ask.add_argument("--answer-time-limit", type=float, help="seconds the model may take (default: setting)")
         for p in (ev, ask, emb):
-            p.add_argument("--ollama-url")
-            p.add_argument("--embedding-model")
-            p.add_argument("--chat-model")
-            p.add_argument("--query-prefix")
-            p.add_argument("--passage-prefix")
+            for key in OLLAMA_OVERRIDE_KEYS:
+                p.add_argument("--" + key.replace("_", "-"))
         args, odoo_args = parser.parse_known_args(cmdargs)
         config.parse_config(odoo_args, setup_logging=True)
         dbnames = config["db_name"]
@@ -104,7 +104,7 @@ class Pv_Kb(Command):
 
     @staticmethod
     def _overrides(args):
-        keys = ("ollama_url", "embedding_model", "chat_model", "query_prefix", "passage_prefix", "answer_time_limit")
+        keys = OLLAMA_OVERRIDE_KEYS + ("answer_time_limit",)
         return {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
 
     @staticmethod

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from odoo import api, models
 
 from ..lib import gate, grounding, ollama
+from .pv_kb_settings import SNAPSHOT_KEYS
 
 _logger = logging.getLogger(__name__)
 
@@ -241,8 +242,7 @@ class PvKbAgent(models.AbstractModel):
             "retrieved_ids": ", ".join(result.retrieved_ids) or False,
             "retrieved_json": json.dumps(retrieved, ensure_ascii=False),
             "violations": "\n".join(result.violations) or False,
-            "settings_json": json.dumps({k: settings[k] for k in ("ollama_url", "embedding_model", "chat_model",
-                                                                 "top_k", "rrf_k", "num_ctx")}),
+            "settings_json": json.dumps({k: settings[k] for k in SNAPSHOT_KEYS}),
             "embedding_model": settings["embedding_model"],
             "chat_model": settings["chat_model"],
             "time_embed_ms": t.get("embed_ms", 0.0),

@@ -2,6 +2,7 @@
 from odoo import api, models
 
 from ..lib import evaluation
+from .pv_kb_settings import SNAPSHOT_KEYS
 
 
 
@@ -49,8 +50,7 @@ class PvKbEvaluator(models.AbstractModel):
                 out["modes"][modes[0]]["answers"] = out["answers"]
         finally:
             client.close()
-        out["settings"] = {key: settings[key] for key in (
-            "ollama_url", "embedding_model", "chat_model", "query_prefix", "passage_prefix", "top_k", "rrf_k")}
+        out["settings"] = {key: settings[key] for key in SNAPSHOT_KEYS}
         out["settings"]["k"] = k
         return out
 

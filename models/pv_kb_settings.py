@@ -4,6 +4,10 @@ from odoo.exceptions import UserError
 
 from ..lib import ollama
 
+# the settings an answer log or an evaluation report records, so that numbers can be traced to them
+SNAPSHOT_KEYS = ("ollama_url", "embedding_model", "chat_model", "query_prefix", "passage_prefix", "top_k", "rrf_k",
+                 "num_ctx")
+
 # key -> (default, type); keys are stored as "pv_kb.<key>"
 DEFAULTS = {
     "ollama_url": ("http://localhost:11434", str),
