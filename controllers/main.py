@@ -28,7 +28,7 @@ def _check_group():
         raise Forbidden(request.env._("You have no access to the knowledge base assistant."))
 
 
-def answer_payload(env, result):
+def answer_payload(result):
     """The final event / JSON result for an AgentAnswer."""
     info = result.retrieval.entry_info if result.retrieval else {}
     citations = [{"kb_id": i, "entry_id": info[i]["id"], "title": info[i]["title"], "stand": info[i]["stand"]}
@@ -70,7 +70,7 @@ class PvKbController(http.Controller):
             raise BadRequest(request.env._("Please enter a question."))
         conversation = _conversation(request.env, conversation_id, question)
         result = request.env["pv.kb.agent"].ask(question, conversation)
-        return answer_payload(request.env, result)
+        return answer_payload(result)
 
     @http.route("/pv_kb/ask/stream", type="http", auth="user", methods=["POST"], csrf=False)
     def ask_stream(self):
@@ -124,7 +124,7 @@ class PvKbController(http.Controller):
 
                 result = env["pv.kb.agent"].ask(question, conversation, on_delta=on_delta,
                                                 on_retrieved=on_retrieved, deadline=deadline)
-                payload = answer_payload(env, result)
+                payload = answer_payload(result)
                 cr.commit()
                 events.put(payload)
         except Forbidden as exc:

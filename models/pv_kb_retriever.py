@@ -202,7 +202,7 @@ class PvKbRetriever(models.AbstractModel):
             parts.append(SQL("e.stand_date >= %s", filters["stand_from"]))
         if filters.get("stand_to"):
             parts.append(SQL("e.stand_date <= %s", filters["stand_to"]))
-        return SQL(" AND ").join(parts), bool(filters)
+        return SQL(" AND ").join(parts)
 
     @api.model
     def _dense_hits(self, vector, filters=None, limit=CANDIDATES, model=None):
@@ -213,7 +213,7 @@ class PvKbRetriever(models.AbstractModel):
         if model:
             where = SQL("%s AND c.embedding_model = %s", where, model)
         if filters:
-            entry_where, _filtered = self._filter_sql(filters)
+            entry_where = self._filter_sql(filters)
             where = SQL("%s AND c.entry_id IN (SELECT e.id FROM pv_kb_entry e WHERE %s)", where, entry_where)
         self.env.cr.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         self.env.cr.execute(SQL("SET LOCAL hnsw.ef_search = %s", max(limit, EF_SEARCH)))
@@ -232,7 +232,7 @@ class PvKbRetriever(models.AbstractModel):
         """Full-text candidates; ``within`` (chunk ids) limits the ranking to those chunks."""
         if not tsquery:
             return []
-        where, _filtered = self._filter_sql(filters)
+        where = self._filter_sql(filters)
         if within is not None:
             where = SQL("%s AND c.id = ANY(%s)", where, list(within))
         # ts_rank with normalisation 1 (divide by 1 + log(length)): long sections do not win by size alone
