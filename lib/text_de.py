@@ -681,19 +681,3 @@ def prune_tsquery(tsquery: str, df_ratio: Callable[[str, bool], float], *, max_r
         kept.append(i)
         total += ratios[i]
     return " | ".join(atoms[i] for i in sorted(kept))
-
-
-def restrict_weights(tsquery: str, weights: str = "AB") -> str:
-    """Limit every word of a query to the given tsvector weights (``word:AB``, ``word:*AB``).
-
-    When even the rarest words of a question occur in a large part of the base, a match in
-    the text body tells little; a match in the title, tags, legal bases or headings (weights
-    A and B of the index) still does, and there are far fewer rows to rank.
-    """
-    if not re.fullmatch(r"[A-D]+", weights or ""):
-        raise ValueError(f"weights must be letters A-D, got {weights!r}")
-
-    def label(match: re.Match) -> str:
-        return f"{match.group(1)}:*{weights}" if match.group(2) else f"{match.group(1)}:{weights}"
-
-    return re.sub(r"([a-z0-9]+)(:\*)?", label, tsquery or "")

@@ -299,14 +299,3 @@ def test_prune_tsquery_drops_common_atoms_but_keeps_the_rarest():
     query = "arbeitnehm:* | freibetrag | sonderzahl:* | jahr | (weihnacht & geld)"
     pruned = prune_tsquery(query, lambda w, p: shares[w], max_ratio=0.5, keep_min=1, budget=0.02)
     assert tsquery_atoms(pruned) == ["freibetrag", "(weihnacht & geld)"]
-
-
-def test_restrict_weights_labels_every_word():
-    from lib.text_de import restrict_weights
-
-    assert restrict_weights("bmsvg | (weihnacht & geld) | sonderzahl:*") == \
-        "bmsvg:AB | (weihnacht:AB & geld:AB) | sonderzahl:*AB"
-    assert restrict_weights("", "A") == ""
-    import pytest
-    with pytest.raises(ValueError):
-        restrict_weights("a", "Z; DROP")
