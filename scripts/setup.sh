@@ -12,7 +12,7 @@ PV_KB_DB=${PV_KB_DB:-pv_kb}
 serve=1
 case "${1:-}" in
     --no-serve) serve=0 ;;
-    --stop) ensure_venv; stop_postgres; say "PostgreSQL gestoppt."; exit 0 ;;
+    --stop) [[ -x $PY ]] || die "Keine Umgebung unter $VENV: es läuft nichts."; stop_postgres; say "PostgreSQL gestoppt."; exit 0 ;;
     "") ;;
     *) die "Unbekannte Option: $1 (erlaubt: --no-serve, --stop)" ;;
 esac

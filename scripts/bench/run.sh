@@ -41,7 +41,9 @@ case $what in
         entries=${1:-20000}; db=pv_kb_bench_scale_$entries
         syn=$PV_KB_HOME/synthetic-$entries
         [[ -f $syn/wissensbasis/kb.json ]] || "$PY" "$REPO/scripts/gen_synthetic_kb.py" "$syn" --entries "$entries" >/dev/null
-        if [[ -z $(psql_super -d postgres -c "SELECT 1 FROM pg_database WHERE datname='$db'") ]]; then
+        # complete only once the last step (the model parameter) is written: a run that stopped halfway rebuilds
+        if [[ -z $(psql_super -d postgres -c "SELECT 1 FROM pg_database WHERE datname='$db'") ]] || [[ -z $(psql_super \
+                -d "$db" -c "SELECT 1 FROM ir_config_parameter WHERE key='pv_kb.embedding_model' AND value='random-384'") ]]; then
             fresh_db $db
             pv_kb_cmd import "$REPO/data/demo_kb/wissensbasis" -d $db --log-level=warn | sed -n 3,4p
             # the import's zip/folder guard caps a batch at 5000 files: load the big base in slices
