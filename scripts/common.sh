@@ -12,6 +12,8 @@
 #   PV_KB_STANDIN_CACHE  e5 vectors of the test stand-in          $PV_KB_HOME/cache/standin-e5.sqlite
 #   PV_KB_PYTHON     interpreter for the venv                     python3.11, else python3
 #   PV_KB_ODOO_MIRROR  git dir with the Odoo 19.0 branch to unpack into ODOO_PATH
+#   PV_KB_ADDONS_DIR / PV_KB_ODOO_CONF  addons link folder and odoo.conf (a second checkout
+#                    tested beside the first needs its own pair)    $PV_KB_HOME/addons, $PV_KB_HOME/odoo.conf
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,12 +27,12 @@ PV_KB_HTTP_PORT=${PV_KB_HTTP_PORT:-8069}
 VENV=$PV_KB_HOME/venv
 PY=$VENV/bin/python
 PGBIN=""   # set by ensure_venv
-ADDONS_DIR=$PV_KB_HOME/addons        # holds the symlink pv_kb -> $REPO
+ADDONS_DIR=${PV_KB_ADDONS_DIR:-$PV_KB_HOME/addons}   # holds the symlink pv_kb -> $REPO
 PGRUN=$PV_KB_HOME/run                # PostgreSQL socket directory
 LOGDIR=$PV_KB_HOME/log
 # embeddings of the test stand-in (multilingual-e5-small) are cached across runs
 export PV_KB_STANDIN_CACHE=${PV_KB_STANDIN_CACHE:-$PV_KB_HOME/cache/standin-e5.sqlite}
-ODOO_CONF=$PV_KB_HOME/odoo.conf
+ODOO_CONF=${PV_KB_ODOO_CONF:-$PV_KB_HOME/odoo.conf}
 
 say() { printf '\033[1m[pv_kb]\033[0m %s\n' "$*" >&2; }
 die() { printf '\033[1;31m[pv_kb] FEHLER:\033[0m %s\n' "$*" >&2; exit 1; }
