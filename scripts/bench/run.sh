@@ -10,7 +10,10 @@
 #   scripts/bench/run.sh reembed DB          the same through the cron's code on DB (e.g. pv_kb_bench_import), rolled back
 #   scripts/bench/run.sh pipeline DB         agent overhead beyond the model calls on the demo gold set
 #   scripts/bench/run.sh tune DB             grid over the fusion knobs on the demo gold set (DB with e5 embeddings)
+#   scripts/bench/run.sh pii [OPTIONS]       personal-data gate: precision/recall per detector on data/pii_eval.yaml,
+#                                            median time per question (pure Python, no Odoo; options: bench_pii.py)
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
+if [[ ${1:-} == pii ]]; then shift; exec "$PY" "$REPO/scripts/bench/bench_pii.py" "$@"; fi
 ensure_odoo || die "Kein Odoo unter $ODOO_PATH"
 ensure_all >/dev/null
 what=${1:-}; shift || true
@@ -73,5 +76,5 @@ SQL
         STANDIN_URL=$STANDIN_URL shell "${1:?database}" "$REPO/scripts/bench/bench_reembed.py" ;;
     pipeline)
         shell "${1:?database}" "$REPO/scripts/bench/bench_pipeline.py" ;;
-    *) die "Aufruf: scripts/bench/run.sh import|retrieval DB|tune DB|scale [ENTRIES]|embed [OPTIONS]|reembed DB|pipeline DB" ;;
+    *) die "Aufruf: scripts/bench/run.sh import|retrieval DB|tune DB|scale [ENTRIES]|embed [OPTIONS]|reembed DB|pipeline DB|pii [OPTIONS]" ;;
 esac
