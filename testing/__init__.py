@@ -1,0 +1,12 @@
+"""Test doubles of pv_kb, kept beside the product and never loaded by it.
+
+* ``pins`` — what the pinning tests compare: the demo KB's chunk hashes and
+  detected conflicts, written to ``testing/data/demo_pins.json`` by
+  ``scripts/write_pins.py``.
+
+Only tests, scripts and benchmarks import this package; the addon's
+``__init__``, ``models/``, ``controllers/`` and ``lib/`` never do (a test in
+``tests/lib/test_layout.py`` checks it). Modules import each other
+relatively, so the package works as ``testing.*`` (pytest, scripts) and as
+``odoo.addons.pv_kb.testing.*`` (the Odoo suite).
+"""
