@@ -681,3 +681,58 @@ def prune_tsquery(tsquery: str, df_ratio: Callable[[str, bool], float], *, max_r
         kept.append(i)
         total += ratios[i]
     return " | ".join(atoms[i] for i in sorted(kept))
+
+
+# --------------------------------------------------------------------------- plain word helpers
+
+# Used by the answer engine (conflict keys, Notbetrieb passages, follow-up questions): a plain fold
+# without the § tokens and dash/quote mapping of :func:`fold`, a light stemmer, and question stopwords.
+_PLAIN_UMLAUTS = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "ß": "ss"})
+_PLAIN_WORD_RE = re.compile(r"[^\W_]+")
+
+
+def simple_fold(text: str) -> str:
+    """Lower-case, umlauts spelled out, accents removed."""
+    text = (text or "").lower().translate(_PLAIN_UMLAUTS)
+    text = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in text if not unicodedata.combining(c))
+
+
+def light_stem(token: str) -> str:
+    """Very light German suffix stripping (at most two suffixes, keeps 4 chars)."""
+    for _ in range(2):
+        for suffix in ("en", "er", "es", "e", "n", "s"):
+            if token.endswith(suffix) and len(token) - len(suffix) >= 4:
+                token = token[: -len(suffix)]
+                break
+        else:
+            break
+    return token
+
+
+ANSWER_STOPWORDS = frozenset(
+    simple_fold(w)
+    for w in """
+    der die das des dem den ein eine einer eines einem einen und oder aber auch als
+    am an auf aus bei bis durch für gegen im in ins mit nach ob ohne pro je seit um
+    unter über von vom vor zu zum zur bzw sowie wenn dass daß so wie was wann wer wo
+    welche welcher welches welchen welchem warum wieso weshalb woher wohin wieviel
+    wieviele ist sind war waren wird werden wurde wurden sein kann können muss müssen
+    darf dürfen soll sollen sollte gilt gelten galt gibt geben gab hat haben hatte
+    beträgt betragen hoch viel viele lange genau bitte mir mich ich man wir uns sie
+    es er ihn ihm ihr ihre sich nicht noch nur schon da dann dort hier dies diese
+    dieser dieses diesem diesen dazu dafür dabei davon damit darauf darüber daran
+    darin hierzu hierfür hierbei ebenso ebenfalls dasselbe derselbe dieselbe denn
+    doch mal etwa ab zwischen alle allen aller jeweils einmal gleich gleichem neu
+    """.split()
+)
+
+
+def word_tokens(text: str) -> list[str]:
+    return _PLAIN_WORD_RE.findall(text or "")
+
+
+
+def content_words(tokens: list[str]) -> list[str]:
+    return [t for t in tokens if len(t) >= 3 and not t.isdigit() and simple_fold(t) not in ANSWER_STOPWORDS]
+

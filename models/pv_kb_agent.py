@@ -1,7 +1,7 @@
 """The grounded question-answering service: retrieve, gate, ground, generate, validate, log.
 
-Rules and checks are pure functions in ``lib/grounding.py`` and ``lib/gate.py``;
-this model wires them to the retriever, the Ollama client and the question log.
+Rules and checks are pure functions in ``lib/answer/`` (see its docstring for the order) and
+``lib/followup.py``; this model wires them to the retriever, the Ollama client and the question log.
 """
 import json
 import logging
@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 
 from odoo import api, models
 
-from ..lib import gate, grounding, ollama
+from ..lib import followup, ollama
+from ..lib.answer import citations, conflicts as conflict_rules, extractive, gate, prompt, validation
+from ..lib.answer.types import ContextBlock, EntryFacts
 from .pv_kb_settings import SNAPSHOT_KEYS
 
 _logger = logging.getLogger(__name__)
@@ -30,7 +32,7 @@ class AgentAnswer:
     conflicts: list = field(default_factory=list)
     timings: dict = field(default_factory=dict)
     regenerations: int = 0
-    gate_refused: bool = False        # refused before generation (lib.gate), no model call
+    gate_refused: bool = False        # refused before generation (lib.answer.gate), no model call
     prompt_tokens: int = 0
     answer_tokens: int = 0
     query: object = None              # pv.kb.query record
@@ -59,7 +61,7 @@ class PvKbAgent(models.AbstractModel):
                 continue
             own = sorted((c for c in chunks.items() if c[1]["kb_id"] == entry.entry_id), key=lambda c: c[1]["position"])
             for _cid, row in own:
-                blocks.append(grounding.ContextBlock(
+                blocks.append(ContextBlock(
                     entry_id=entry.entry_id, title=info["title"], stand=info["stand"] or "", topic=info["topic"] or "",
                     source=info["source"] or "", heading_path=row["heading_path"] or "", text=row["text"] or "",
                     section_key=row["section_key"], score=entry.score - rank * 1e-6, expansion=entry.expansion))
@@ -72,11 +74,11 @@ class PvKbAgent(models.AbstractModel):
         for row in summaries.values():
             if row["section_key"] == "kernwerte":
                 kernwerte[row["kb_id"]] = (kernwerte.get(row["kb_id"], "") + "\n" + (row["text"] or "")).strip()
-        facts = [grounding.EntryFacts(entry_id=i, title=info["title"], stand=info["stand"] or "",
+        facts = [EntryFacts(entry_id=i, title=info["title"], stand=info["stand"] or "",
                                       topic=info["topic"] or "", legal_bases=info["legal_bases"],
                                       kernwerte_text=kernwerte.get(i, ""))
                  for i, info in retrieval.entry_info.items() if i in kb_ids]
-        return grounding.detect_conflicts(facts)
+        return conflict_rules.detect_conflicts(facts)
 
     # --- the one entry point ------------------------------------------------------
     @api.model
@@ -93,7 +95,7 @@ class PvKbAgent(models.AbstractModel):
         question = (question or "").strip()[:MAX_QUESTION_CHARS]
         deadline = deadline or (time.monotonic() + settings["answer_time_limit"])
         history = conversation._history() if conversation else []
-        query = grounding.standalone_query(question, history) if history else question
+        query = followup.standalone_query(question, history) if history else question
         retrieval = None
         try:
             with self.env.cr.savepoint():
@@ -138,7 +140,7 @@ class PvKbAgent(models.AbstractModel):
                                                             section_keys=["kernwerte", "zusammenfassung"])
         blocks = self._blocks(retrieval, summaries)
         conflicts = self._conflicts(retrieval, summaries)
-        messages = grounding.build_messages(question, blocks, conflicts, history)
+        messages = prompt.build_messages(question, blocks, conflicts, history)
         timings["prompt_ms"] = (time.perf_counter() - t0) * 1000
         if isinstance(retrieval.ollama_error, (ollama.OllamaUnreachable, ollama.OllamaTimeout)):
             # the server failed already for the query embedding: do not wait for it a second time
@@ -159,44 +161,36 @@ class PvKbAgent(models.AbstractModel):
             prompt_tokens += chat.prompt_eval_count
             answer_tokens += chat.eval_count
             t0 = time.perf_counter()
-            validation = grounding.validate_answer(chat.content, blocks, conflicts)
+            checked = validation.validate_answer(chat.content, blocks, conflicts)
             validate_ms += (time.perf_counter() - t0) * 1000
-            if validation.ok or regenerations >= 1:
+            if checked.ok or regenerations >= 1:
                 break
             regenerations += 1
             if on_delta:
                 on_delta(None)
-            messages = grounding.build_messages(question, blocks, conflicts, history,
-                                                strict_note=grounding.strict_instruction(validation))
+            messages = prompt.build_messages(question, blocks, conflicts, history,
+                                             strict_note=validation.strict_instruction(checked))
         t0 = time.perf_counter()
         # what is shown cites retrieved entries only (checked again here, whatever the model wrote)
-        answer, unknown = grounding.strip_unknown_citations(chat.content.strip(), retrieval.entry_ids)
+        answer, unknown = citations.strip_unknown_citations(chat.content.strip(), retrieval.entry_ids)
         # every side of each conflict the answer touches, marked with ⚠: added in code where the model did not
-        answer = grounding.add_conflict_note(answer, conflicts, grounding.extract_citations(answer))
-        if validation.refused:
-            status = "verweigert"
-        elif all(v.code in grounding.WARNING_CODES or v.code == "conflict_side_missing"
-                 for v in validation.violations):
-            status = "beantwortet"
-        else:
-            status = "unsicher"
+        answer = conflict_rules.add_conflict_note(answer, conflicts, citations.extract_citations(answer))
+        status = validation.answer_status(checked, unknown)
         validate_ms += (time.perf_counter() - t0) * 1000
         timings.update({"generate_ms": generate_ms, "validate_ms": validate_ms})
-        if unknown:
-            status = "unsicher"
         return AgentAnswer(
             status=status, answer=answer,
-            cited_ids=grounding.extract_citations(answer),
-            violations=[f"{v.code}: {v.detail}" for v in validation.violations],
+            cited_ids=citations.extract_citations(answer),
+            violations=[f"{v.code}: {v.detail}" for v in checked.violations],
             notice=retrieval.degraded, conflicts=conflicts, timings=timings, regenerations=regenerations,
             prompt_tokens=prompt_tokens, answer_tokens=answer_tokens)
 
     def _degraded(self, question, blocks, conflicts, timings, exc, regenerations=0):
         _logger.warning("pv_kb: chat model unavailable, extractive answer: %s", exc)
-        answer = grounding.extractive_answer(question, blocks, conflicts=conflicts)
+        answer = extractive.extractive_answer(question, blocks, conflicts=conflicts)
         return AgentAnswer(
             status="notbetrieb", answer=answer,
-            cited_ids=grounding.extract_citations(answer), conflicts=conflicts, timings=timings,
+            cited_ids=citations.extract_citations(answer), conflicts=conflicts, timings=timings,
             notice=self.env._("The AI service is not available (%(reason)s). Shown are the best matching "
                               "passages of the knowledge base, without an AI answer.", reason=exc.message),
             regenerations=regenerations)

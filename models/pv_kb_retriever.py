@@ -56,7 +56,7 @@ class RetrievalResult:
     plan: object = None              # text_de.QueryPlan
     degraded: str | None = None      # German notice when a signal was unavailable
     ollama_error: Exception | None = None
-    evidence: dict = field(default_factory=dict)   # for lib.gate
+    evidence: dict = field(default_factory=dict)   # for lib.answer.gate
     timings: dict = field(default_factory=dict)
 
     @property

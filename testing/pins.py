@@ -23,7 +23,8 @@ import pathlib
 from dataclasses import asdict
 
 from lib import chunking, kb_format, zip_guard
-from lib.grounding import EntryFacts, detect_conflicts
+from lib.answer.conflicts import detect_conflicts
+from lib.answer.types import EntryFacts
 from scripts import gen_synthetic_kb
 
 REPO = pathlib.Path(__file__).resolve().parents[1]

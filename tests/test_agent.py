@@ -6,7 +6,8 @@ from odoo.exceptions import AccessError
 from odoo.tests import new_test_user, tagged
 from odoo.tools import mute_logger
 
-from odoo.addons.pv_kb.lib import grounding, ollama
+from odoo.addons.pv_kb.lib import ollama
+from odoo.addons.pv_kb.lib.answer.types import REFUSAL_TEXT
 
 from .common import StandInCase, batch_files, entry_md
 
@@ -153,12 +154,12 @@ class TestAgent(StandInCase):
         self.set_settings(gate_dense_floor=2.0)   # hash vectors: let the text signal decide
         result = self.agent.ask("Xylophon Quantenchromodynamik Zebrastreifen?")
         self.assertEqual(result.status, "verweigert")
-        self.assertTrue(result.answer.startswith(grounding.REFUSAL_TEXT))
+        self.assertTrue(result.answer.startswith(REFUSAL_TEXT))
         self.assertEqual(self.chat_requests(), [], "the gate answers without calling the model")
         self.assertEqual(result.cited_ids, [])
 
     def test_out_of_base_question_above_the_gate_is_refused_by_the_model(self):
-        self.standin.script_chat([grounding.REFUSAL_TEXT])
+        self.standin.script_chat([REFUSAL_TEXT])
         result = self.agent.ask("Gilt der Freibetrag auch für die AHV-Beiträge von Grenzgängern in der Schweiz?")
         self.assertEqual(len(self.chat_requests()), 1)
         self.assertEqual(result.status, "verweigert")

@@ -76,7 +76,7 @@ class TestDemoEval(StandInCase):
                 self.assertTrue(detail["status"] == "verweigert" or answered_from_base, (q.id, detail))
 
     def test_gate_refuses_no_answerable_question(self):
-        from odoo.addons.pv_kb.lib import gate
+        from odoo.addons.pv_kb.lib.answer import gate
 
         Retriever = self.env["pv.kb.retriever"]
         refused = []

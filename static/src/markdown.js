@@ -13,7 +13,7 @@
 
 import { _t } from "@web/core/l10n/translation";
 
-// Same id and separator shape as the server's citation extraction (lib/grounding.py).
+// Same id and separator shape as the server's citation extraction (lib/answer/citations.py).
 const ID = "[a-z][a-z0-9]*(?:-[a-z0-9]+)+";
 const ID_RE = new RegExp(ID, "gi");
 const CITATION_RE = new RegExp(`\\[\\s*(${ID}(?:\\s*(?:[,;/]|\\bund\\b)\\s*${ID})*)\\s*\\]`, "gi");

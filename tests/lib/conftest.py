@@ -23,3 +23,11 @@ def standin(server):
     server.reset()
     yield server
     server.reset()
+
+
+@pytest.fixture
+def blocks():
+    """Context blocks for the answer engine's tests (answer_data.sample_blocks)."""
+    from answer_data import sample_blocks
+
+    return sample_blocks()

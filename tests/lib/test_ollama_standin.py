@@ -34,7 +34,7 @@ BLOCKS = {
 
 
 def prompt(question, ids=None, conflicts=(), context=True):
-    """A user message in the shape the grounding module produces."""
+    """A user message in the shape lib/answer/prompt.py produces."""
     parts = ["Antworte nur aus der Wissensbasis."]
     if context:
         parts.append("<wissensbasis>")

@@ -1,5 +1,5 @@
-from lib import gate
-from lib.grounding import REFUSAL_TEXT
+from lib.answer import gate
+from lib.answer.types import REFUSAL_TEXT
 
 
 def test_refuses_only_when_both_signals_are_empty():

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .grounding import REFUSAL_TEXT
+from .types import REFUSAL_TEXT
 
 # Cosine similarity floor for the best dense hit.  It depends on the embedding
 # model (e5 models give every pair a high similarity), so it is a setting

@@ -1,0 +1,21 @@
+"""The answer engine: from retrieved entries to a grounded, checked answer. Pure Python, no Odoo.
+
+The agent (``models/pv_kb_agent.py``) calls the modules in this order:
+
+1. ``gate`` — refuse before generation when the retrieval evidence is clearly empty;
+2. ``conflicts`` — Kernwerte conflicts between the retrieved entries (:func:`detect_conflicts`);
+3. ``prompt`` — the ``<wissensbasis>`` context and the chat messages (:func:`build_messages`);
+4. (the model answers)
+5. ``validation`` — checks in code (:func:`validate_answer`), the note for one regeneration
+   (:func:`strict_instruction`) and the answer's status (:func:`answer_status`); it uses
+6. ``citations`` — ``[id]`` extraction and refusal detection, and removes ids that were not
+   retrieved from what is shown (:func:`strip_unknown_citations`);
+7. ``values`` — German amounts, percentages and counts, compared with the cited source;
+8. ``conflicts`` again — the visible ⚠ note when the answer dropped a side (:func:`add_conflict_note`);
+9. ``extractive`` — the Notbetrieb answer (quoted passages) when no model is available.
+
+``types`` holds the data passed between them (ContextBlock, Conflict, EntryFacts, Violation,
+Validation, the warning codes, the refusal sentence). Follow-up rewriting runs before retrieval
+and lives in ``lib/followup.py``; Markdown blocks in ``lib/md_blocks.py``; word folding,
+stemming and stopwords in ``lib/text_de.py``.
+"""

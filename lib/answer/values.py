@@ -1,0 +1,114 @@
+"""German values in text: amounts, percentages, fractions, counts with a unit.
+
+Used by validation (is a value of the answer in the cited source?) and by conflict
+detection (do two Kernwerte cells hold different numbers?).
+"""
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+from typing import NamedTuple
+
+from ..text_de import simple_fold
+
+_SPACES = "\u00a0\u202f"
+_NUM = r"(?<![\d,.])(?:\d{1,3}(?:[.\u00a0\u202f]\d{3})+(?:,\d+)?|\d+(?:[,.]\d+)?)(?!\d)"
+_UNITS = (
+    r"werktag|arbeitstag|kalendertag|urlaubstag|dienstjahr|tag|woche|monat|jahr|stunde|std\.|"
+    r"minute|quartal|gehalt|gehält|bezug|bezüg|kilometer|km"
+)
+_GAP = rf"[ {_SPACES}]?"
+VALUE_RE = re.compile(
+    rf"(?:€|\bEUR\b){_GAP}(?P<n1>{_NUM})(?:,-{{1,2}})?"
+    rf"|(?P<n2>{_NUM})(?:,-{{1,2}})?{_GAP}"
+    rf"(?:(?P<pct>%|‰|Prozent\b)|(?P<eur>€|EUR\b|Euro\b)|(?P<unit>{_UNITS})\w*)"
+    rf"|(?<![\w/.,])(?P<frac>\d{{1,2}}/\d{{1,2}})(?![\d/])",
+    re.I,
+)
+BARE_NUM_RE = re.compile(_NUM)
+_UNIT_CANON = {"std.": "stunde", "km": "kilometer", "gehaelt": "gehalt", "bezueg": "bezug"}
+
+
+class Value(NamedTuple):
+    kind: str
+    number: object  # Decimal, or "a/b" for fractions
+    text: str
+
+
+def to_decimal(text: str) -> Decimal | None:
+    raw = text.translate({ord(c): None for c in _SPACES})
+    if "," in raw:
+        raw = raw.replace(".", "").replace(",", ".")
+    elif re.fullmatch(r"\d{1,3}(?:\.\d{3})+", raw):
+        raw = raw.replace(".", "")
+    try:
+        return Decimal(raw)
+    except InvalidOperation:
+        return None
+
+
+def find_values(text: str) -> list[Value]:
+    """Amounts, percentages, fractions and counts with a unit; years alone are no values."""
+    values = []
+    for match in VALUE_RE.finditer(text or ""):
+        if match.group("frac"):
+            values.append(Value("frac", match.group("frac"), match.group(0)))
+            continue
+        number = to_decimal(match.group("n1") or match.group("n2"))
+        if number is None:
+            continue
+        if match.group("n1") or match.group("eur"):
+            kind = "eur"
+        elif match.group("pct"):
+            kind = "pct" if match.group("pct") != "‰" else "permille"
+        else:
+            unit = simple_fold(match.group("unit"))
+            unit = "tag" if unit.endswith("tag") else _UNIT_CANON.get(unit, unit)
+            kind = "count:" + unit
+        values.append(Value(kind, number, match.group(0).strip()))
+    return values
+
+
+def source_index(text: str) -> tuple[set[tuple[str, object]], set[Decimal]]:
+    """(kind, number) pairs of the values in ``text`` and every number in it."""
+    keys = {(v.kind, v.number) for v in find_values(text)}
+    numbers = set()
+    for match in BARE_NUM_RE.finditer(text or ""):
+        number = to_decimal(match.group(0))
+        if number is not None:
+            numbers.add(number)
+    return keys, numbers
+
+
+def value_in_source(value: Value, keys: set, numbers: set[Decimal]) -> bool:
+    if (value.kind, value.number) in keys:
+        return True
+    if value.kind == "frac" or not isinstance(value.number, Decimal):
+        return False
+    distinctive = value.number != value.number.to_integral_value() or abs(value.number) >= 100
+    return distinctive and value.number in numbers
+
+
+
+_LEGAL_REF_RE = re.compile(
+    r"(?:§§?|\bAbs\.?|\bArt\.?|\bZ\.?|\blit\.?|\bNr\.?|\bZiffer|\bAbsatz|\bRz\.?)\s*\d+[a-z]?"
+    r"(?:\s*(?:,|und|bis|-|–)\s*\d+[a-z]?)*",
+    re.I,
+)
+_DATE_RE = re.compile(r"\b\d{1,2}\.\s?\d{1,2}\.\s?\d{2,4}\b|\b\d{4}-\d{2}(?:-\d{2})?\b|\b\d{1,2}/\d{4}\b")
+_YEAR_RE = re.compile(r"\b(?:19|20)\d{2}\b")
+
+
+def value_tokens(value: str) -> frozenset[tuple[str, object]]:
+    """Comparable numbers of a value cell: typed values plus bare numbers (no years, refs, dates)."""
+    tokens = {(v.kind, v.number) for v in find_values(value)}
+    rest = VALUE_RE.sub(" ", value)
+    rest = _LEGAL_REF_RE.sub(" ", rest)
+    rest = _DATE_RE.sub(" ", rest)
+    rest = _YEAR_RE.sub(" ", rest)
+    for match in BARE_NUM_RE.finditer(rest):
+        number = to_decimal(match.group(0))
+        if number is not None:
+            tokens.add(("num", number))
+    return frozenset(tokens)
+

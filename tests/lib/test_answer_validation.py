@@ -1,0 +1,127 @@
+"""Tests for lib/answer/validation.py: checks on a model answer, the regeneration note and the status rule."""
+
+from lib.answer.types import REFUSAL_TEXT, Validation, Violation
+from lib.answer.validation import answer_status, strict_instruction, validate_answer
+from answer_data import ATZ_CONFLICT, codes
+
+
+GOOD = (
+    "Das AMS ersetzt 28,5 % [lb-atz-07] (Stand 2026-01).\n\n"
+    "| Wert | Betrag |\n|---|---|\n| Höchstbetrag Zuschuss | € 551,10 [lb-atz-07] (Stand 2026-01) |\n\n"
+    "Der Urlaub umfasst 30 Werktage [lb-url-01] (Stand 2025-01)."
+)
+
+
+def test_validate_accepts_a_grounded_answer(blocks):
+    result = validate_answer(GOOD, blocks)
+    assert result.ok and result.violations == []
+    assert result.cited_ids == ["lb-atz-07", "lb-url-01"]
+    assert result.refused is False
+
+
+def test_validate_flags_unknown_id(blocks):
+    result = validate_answer(GOOD + " Siehe auch [lb-zz-99].", blocks)
+    assert not result.ok
+    assert ("unknown_id", "lb-zz-99") in [(v.code, v.detail) for v in result.violations]
+
+
+def test_validate_flags_number_without_citation(blocks):
+    answer = GOOD + "\n\nDie Antragsfrist beträgt 6 Wochen (Stand 2026-01)."
+    result = validate_answer(answer, blocks)
+    assert codes(result) == ["uncited_number"]
+    assert "6 Wochen" in result.violations[0].detail
+    # the same sentence is fine once its paragraph cites the entry
+    assert validate_answer(answer.replace("(Stand 2026-01).", "(Stand 2026-01). [lb-atz-07]"), blocks).ok
+
+
+def test_validate_flags_uncited_table_row(blocks):
+    answer = "Kurz: siehe Tabelle.\n\n| Wert | Betrag |\n|---|---|\n| Quote | 28,5 % |\n\nEnde."
+    result = validate_answer(answer, blocks)
+    assert "uncited_number" in codes(result)
+    covered = answer.replace("Kurz: siehe Tabelle.", "Werte laut [lb-atz-07] (Stand 2026-01):")
+    assert validate_answer(covered, blocks).ok
+
+
+def test_validate_flags_value_not_in_cited_block(blocks):
+    result = validate_answer("Das AMS ersetzt 30 % [lb-atz-07] (Stand 2026-01).", blocks)
+    assert codes(result) == ["value_not_in_source"]
+    assert "30 %" in result.violations[0].detail
+    # a value from another retrieved entry is still not in the cited one
+    wrong_source = validate_answer("Der Urlaub umfasst 30 Werktage [lb-atz-07] (Stand 2026-01).", blocks)
+    assert codes(wrong_source) == ["value_not_in_source"]
+    # amounts match across notations: "551,10 €" in the answer, "€ 551,10" in the source
+    assert validate_answer("Höchstens 551,10 € [lb-atz-07] (Stand 2026-01).", blocks).ok
+
+
+def test_validate_ignores_years_and_legal_references(blocks):
+    answer = "Seit 2026 gilt § 27 Abs. 2 AlVG unverändert [lb-atz-07]."
+    assert validate_answer(answer, blocks).violations == []
+
+
+def test_validate_flags_answer_without_citation(blocks):
+    result = validate_answer("Die Altersteilzeit ist ein Modell zur Arbeitszeitverkürzung.", blocks)
+    assert codes(result) == ["no_citation"] and not result.ok
+
+
+def test_validate_refusal_needs_no_citation(blocks):
+    result = validate_answer(REFUSAL_TEXT, blocks)
+    assert result.refused and result.ok and result.cited_ids == []
+
+
+def test_missing_stand_is_only_a_warning(blocks):
+    result = validate_answer("Das AMS ersetzt 28,5 % [lb-atz-07].", blocks)
+    assert codes(result) == ["missing_stand"]
+    assert result.ok
+
+
+def test_validate_flags_dropped_conflict_side(blocks):
+    one_side = "Das AMS ersetzt 28,5 % [lb-atz-07] (Stand 2026-01)."
+    result = validate_answer(one_side, blocks, [ATZ_CONFLICT])
+    assert codes(result) == ["conflict_side_missing"]
+    assert "lb-atz-09" in result.violations[0].detail
+    both = one_side + ("\n\n⚠ Widerspruch: [lb-atz-07] (Stand 2026-01) nennt 28,5 %, "
+                       "[lb-atz-09] (Stand 2025-01) nennt 27,5 %.")
+    assert validate_answer(both, blocks, [ATZ_CONFLICT]).violations == []
+    unmarked = one_side + " Laut [lb-atz-09] sind es 27,5 % (Stand 2025-01)."
+    result = validate_answer(unmarked, blocks, [ATZ_CONFLICT])
+    assert codes(result) == ["conflict_unmarked"] and result.ok
+    # an answer about something else does not have to mention the conflict
+    other = "Der Urlaub umfasst 30 Werktage [lb-url-01] (Stand 2025-01)."
+    assert validate_answer(other, blocks, [ATZ_CONFLICT]).violations == []
+
+
+def test_strict_instruction_names_the_problems(blocks):
+    answer = "Das AMS ersetzt 30 % [lb-atz-07] (Stand 2026-01). Siehe [lb-zz-99]."
+    note = strict_instruction(validate_answer(answer, blocks, [ATZ_CONFLICT]))
+    assert "[lb-zz-99]" in note
+    assert "30 %" in note
+    assert "⚠ Widerspruch" in note and "lb-atz-09" in note
+    assert strict_instruction(validate_answer(GOOD, blocks)) == ""
+
+
+# --------------------------------------------------------------------------- answer_status (the status rule)
+
+
+def _validation(*codes_, refused=False):
+    return Validation(cited_ids=["lb-atz-07"], violations=[Violation(c, "x") for c in codes_], refused=refused)
+
+
+def test_answer_status_grounded_answer_is_beantwortet(blocks):
+    assert answer_status(validate_answer(GOOD, blocks)) == "beantwortet"
+    # warnings and a dropped conflict side (the note is added in code) keep it answered
+    assert answer_status(_validation("missing_stand", "conflict_unmarked", "conflict_side_missing")) == "beantwortet"
+
+
+def test_answer_status_any_other_violation_is_unsicher(blocks):
+    for code in ("unknown_id", "no_citation", "uncited_number", "value_not_in_source", "something_new"):
+        assert answer_status(_validation("missing_stand", code)) == "unsicher", code
+    answer = "Die Quote beträgt 30 % [lb-atz-07] (Stand 2026-01)."
+    assert answer_status(validate_answer(answer, blocks)) == "unsicher"
+
+
+def test_answer_status_refusal_and_removed_ids(blocks):
+    refusal = validate_answer(REFUSAL_TEXT, blocks)
+    assert answer_status(refusal) == "verweigert"
+    # a cited id that was not retrieved (removed from the shown text) wins over everything else
+    assert answer_status(refusal, ["lb-x-99"]) == "unsicher"
+    assert answer_status(validate_answer(GOOD, blocks), ["lb-x-99"]) == "unsicher"
