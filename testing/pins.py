@@ -25,7 +25,8 @@ from dataclasses import asdict
 from lib import chunking, kb_format, zip_guard
 from lib.answer.conflicts import detect_conflicts
 from lib.answer.types import EntryFacts
-from scripts import gen_synthetic_kb
+
+from . import synthetic_kb
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 DEMO_KB = REPO / "data" / "demo_kb" / "wissensbasis"
@@ -63,7 +64,7 @@ def synthetic_pins(entries: int = 601, seed: int = 7) -> dict:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        root = gen_synthetic_kb.generate(tmp, entries=entries, seed=seed, prefix="syn")
+        root = synthetic_kb.generate(tmp, entries=entries, seed=seed, prefix="syn")
         data = demo_pins(pathlib.Path(root))
     digest = hashlib.sha256(json.dumps(data["chunks"], sort_keys=True).encode()).hexdigest()
     return {"entries": data["entries"], "chunks": sum(map(len, data["chunks"].values())), "chunks_sha256": digest,

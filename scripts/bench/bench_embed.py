@@ -29,13 +29,13 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from lib import chunking, kb_format, ollama  # noqa: E402
-from scripts import gen_synthetic_kb, ollama_standin  # noqa: E402
+from testing import standin, synthetic_kb  # noqa: E402
 
 
 def chunk_texts(n, prefix=""):
     """``n`` section chunks of a synthetic base as the cron sends them (header + text)."""
     with tempfile.TemporaryDirectory() as tmp:
-        root = gen_synthetic_kb.generate(tmp, entries=max(20, n // 4), seed=11, prefix="bench")
+        root = synthetic_kb.generate(tmp, entries=max(20, n // 4), seed=11, prefix="bench")
         files = {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
     batch = kb_format.load_batch(files)
     texts = [prefix + chunking.embed_text(c, e.title, e.id) for e in batch.entries for c in chunking.chunk_entry(e)]
@@ -70,7 +70,7 @@ def main():
     ap.add_argument("--texts", type=int, default=600)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--overhead-ms", type=float, default=ollama_standin.DEFAULT_OVERHEAD_MS)
+    ap.add_argument("--overhead-ms", type=float, default=standin.DEFAULT_OVERHEAD_MS)
     ap.add_argument("--backend", default="hash", choices=["hash", "e5"])
     args = ap.parse_args()
     texts = chunk_texts(args.texts, prefix="passage: " if args.backend == "e5" else "")

@@ -12,7 +12,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from lib import chunking, kb_format, text_de  # noqa: E402
-from scripts import gen_synthetic_kb  # noqa: E402
+from testing import synthetic_kb  # noqa: E402
 
 
 def timed(fn, repeat=3):
@@ -25,7 +25,7 @@ def timed(fn, repeat=3):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    root = gen_synthetic_kb.generate(tmp, entries=601, seed=7)
+    root = synthetic_kb.generate(tmp, entries=601, seed=7)
     files = {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 size = sum(len(b) for b in files.values())
 batch, t_parse = timed(lambda: kb_format.load_batch(files))

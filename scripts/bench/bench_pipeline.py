@@ -10,7 +10,7 @@ import statistics
 import time
 
 from odoo.addons.pv_kb.lib import evaluation
-from odoo.addons.pv_kb.scripts.ollama_standin import OllamaStandIn
+from odoo.addons.pv_kb.testing.standin import OllamaStandIn
 
 env = env  # noqa: F821 - provided by `odoo-bin shell`
 gold = evaluation.load_goldset(os.path.join(os.path.dirname(evaluation.__file__), "..", "data", "demo_kb",

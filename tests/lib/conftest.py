@@ -10,7 +10,7 @@ DEMO_KB = REPO / "data" / "demo_kb" / "wissensbasis"
 @pytest.fixture(scope="module")
 def server():
     """A local Ollama stand-in with the deterministic hash embedding ("hash-embed") and "standin-chat"."""
-    from scripts.ollama_standin import OllamaStandIn
+    from testing.standin import OllamaStandIn
 
     standin = OllamaStandIn(embed_models={"hash-embed": "hash"}, request_overhead_ms=0).start()
     yield standin

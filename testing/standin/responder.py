@@ -1,0 +1,134 @@
+"""The stand-in's rule-following chat responder: answers from the ``<wissensbasis>`` of the prompt.
+
+:func:`parse_blocks` reads the context layout that ``lib/answer/prompt.py`` renders (a contract,
+checked by ``tests/lib/test_standin_contract.py``); :func:`default_answer` copies sentences of the
+best matching blocks with ``[id] (Stand …)`` and marks each ``KONFLIKT:`` line with ⚠.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+from .words import content_words
+
+REFUSAL = "Dazu enthält die Wissensbasis keine Aussage."
+
+_HEADER = re.compile(r"^###\s*\[(?P<id>[^\]\s]+)\]\s*(?P<rest>.*)$")
+_STAND = re.compile(r"\bStand\s+(\d{4}-\d{2}(?:-\d{2})?)")
+_ID_TOKEN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
+
+
+def _between(text: str, tag: str) -> str | None:
+    match = re.search(rf"<{tag}>(.*?)</{tag}>", text, re.S)
+    return match.group(1) if match else None
+
+
+def parse_blocks(context: str) -> list[dict]:
+    """Blocks ``{"id", "stand", "title", "heading", "text"}`` of a context."""
+    blocks: list[dict] = []
+    current: dict | None = None
+    for line in context.splitlines():
+        header = _HEADER.match(line.strip())
+        if header:
+            stand = _STAND.search(header.group("rest"))
+            current = {"id": header.group("id"), "stand": stand.group(1) if stand else "",
+                       "title": header.group("rest").split(" · ")[0].strip(),
+                       "heading": "", "lines": []}
+            blocks.append(current)
+        elif current is not None:
+            if not current["lines"] and not current["heading"] and line.startswith("Abschnitt:"):
+                current["heading"] = line[len("Abschnitt:"):].strip()
+            else:
+                current["lines"].append(line)
+    for block in blocks:
+        block["text"] = "\n".join(block.pop("lines")).strip()
+    return blocks
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a section text; table rows become one sentence each."""
+    out: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip().replace("**", "").replace("`", "")
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            if all(re.fullmatch(r":?-{2,}:?", c) or not c for c in cells):
+                continue
+            out.append(" – ".join(c for c in cells if c))
+            continue
+        line = re.sub(r"^(?:[-*+]|\d+\.)\s+", "", line)
+        parts = re.split(r"(?<=[.!?])\s+(?=[A-ZÄÖÜ„\"])", line)
+        out.extend(p.strip() for p in parts if p.strip())
+    return out
+
+
+def _best_sentences(block: dict, question: set[str], limit: int) -> list[str]:
+    sentences = split_sentences(block["text"])
+    if not sentences:
+        return [block["title"]] if block["title"] else []
+    scored = [(len(content_words(s) & question), i) for i, s in enumerate(sentences)]
+    hits = sorted((x for x in scored if x[0] > 0), key=lambda x: (-x[0], x[1]))[:limit]
+    if not hits:
+        return [sentences[0]]
+    return [sentences[i] for _, i in sorted(hits, key=lambda x: x[1])]
+
+
+def _cite(block: dict) -> str:
+    stand = f" (Stand {block['stand']})" if block["stand"] else ""
+    return f"[{block['id']}]{stand}"
+
+
+def default_answer(messages: list[dict]) -> str:
+    """Deterministic grounded answer to the last user message.
+
+    1. No ``<wissensbasis>`` block, or no block sharing a content word with the
+       question: exactly ``Dazu enthält die Wissensbasis keine Aussage.``
+    2. Otherwise the best one or two blocks by word overlap (distinct ids; the
+       second only if it reaches half the best overlap), each as one or two
+       sentences copied from the block plus `` [<id>] (Stand <stand>)``.
+    3. Each ``KONFLIKT:`` line adds a paragraph starting with ``⚠ `` that cites
+       every listed id present in the context with its best sentence.
+    Only ids of blocks in the context are ever cited.
+    """
+    user = next((m.get("content") or "" for m in reversed(messages)
+                 if isinstance(m, dict) and m.get("role") == "user"), "")
+    context = _between(user, "wissensbasis") or ""
+    question_text = _between(user, "frage")
+    if question_text is None:
+        question_text = re.sub(r"<(wissensbasis|konflikte)>.*?</\1>", " ", user, flags=re.S)
+    question = content_words(question_text)
+    blocks = parse_blocks(context)
+    best_by_id: dict[str, tuple[int, int, dict]] = {}
+    for order, block in enumerate(blocks):
+        words = content_words(" ".join((block["title"], block["heading"], block["text"])))
+        score = len(words & question)
+        if block["id"] not in best_by_id or score > best_by_id[block["id"]][0]:
+            best_by_id[block["id"]] = (score, order, block)
+    ranked = sorted((v for v in best_by_id.values() if v[0] > 0), key=lambda v: (-v[0], v[1]))
+    if not ranked:
+        return REFUSAL
+    chosen = ranked[:1]
+    if len(ranked) > 1 and ranked[1][0] >= max(1, math.ceil(ranked[0][0] / 2)):
+        chosen.append(ranked[1])
+    paragraphs = [" ".join(_best_sentences(b, question, 2)) + " " + _cite(b)
+                  for _, _, b in chosen]
+    for line in (_between(user, "konflikte") or "").splitlines():
+        if not line.strip().startswith("KONFLIKT:"):
+            continue
+        ids: list[str] = []
+        for token in _ID_TOKEN.findall(line.split("KONFLIKT:", 1)[1]):
+            if token in best_by_id and token not in ids:
+                ids.append(token)
+        if not ids:
+            continue
+        sides = [" ".join(_best_sentences(best_by_id[i][2], question, 1)) + " "
+                 + _cite(best_by_id[i][2]) for i in ids]
+        paragraphs.append("⚠ Widersprüchliche Angaben in der Wissensbasis: " + " – ".join(sides))
+    return "\n\n".join(paragraphs)
+
+
+def split_tokens(text: str, size: int = 4) -> list[str]:
+    """Stream pieces of about ``size`` characters."""
+    return [text[i:i + size] for i in range(0, len(text), size)] or [""]

@@ -1,0 +1,58 @@
+"""The shape of the repository: the product never imports the test doubles, lib/ never imports Odoo."""
+import ast
+import pathlib
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+PRODUCT = ["__init__.py", "__manifest__.py", "models", "controllers", "lib", "wizards", "cli"]
+
+
+def _python_files(*names):
+    for name in names:
+        path = REPO / name
+        yield from ([path] if path.is_file() else sorted(path.rglob("*.py")))
+
+
+def _imports(path):
+    """Absolute module names a file imports (relative imports resolved against the addon root)."""
+    rel = path.relative_to(REPO).with_suffix("")
+    package = list(rel.parts[:-1])   # the package a module (or a package's __init__) belongs to
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+                module = ".".join(["odoo.addons.pv_kb", *base, *([node.module] if node.module else [])])
+                # "from .. import testing" names the module in the alias
+                found += [module] if node.module else [module + "." + a.name for a in node.names]
+            else:
+                found.append(node.module or "")
+    return found
+
+
+def _is_testing(module):
+    return module == "testing" or module.startswith(("testing.", "odoo.addons.pv_kb.testing"))
+
+
+def test_the_product_never_imports_the_test_doubles():
+    offenders = {str(p.relative_to(REPO)): [m for m in _imports(p) if _is_testing(m)] for p in _python_files(*PRODUCT)}
+    assert not {k: v for k, v in offenders.items() if v}
+    # the checker sees relative imports: the agent's import of the answer engine resolves as expected
+    assert "odoo.addons.pv_kb.lib.answer" in _imports(REPO / "models" / "pv_kb_agent.py")
+
+
+def test_lib_imports_no_odoo():
+    offenders = {str(p.relative_to(REPO)): [m for m in _imports(p) if m == "odoo" or m.startswith("odoo.")
+                                            and not m.startswith("odoo.addons.pv_kb.lib")]
+                 for p in _python_files("lib")}
+    assert not {k: v for k, v in offenders.items() if v}
+
+
+def test_the_test_doubles_live_in_testing_and_scripts_holds_entry_points():
+    assert (REPO / "testing" / "standin" / "__init__.py").is_file()
+    assert (REPO / "testing" / "synthetic_kb.py").is_file()
+    assert not (REPO / "scripts" / "__init__.py").exists()
+    for command in ("ollama_standin.py", "gen_synthetic_kb.py"):
+        source = (REPO / "scripts" / command).read_text(encoding="utf-8")
+        assert len(source.splitlines()) < 25 and "from testing." in source, command
