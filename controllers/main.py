@@ -43,6 +43,9 @@ def answer_payload(result):
         "violations": result.violations,
         "notice": result.notice,
         "timings": {k: round(v, 1) for k, v in result.timings.items()},
+        # personal data replaced in the question: the count for the notice, the mapping for this user's
+        # screen only (sent back with the next question of the conversation, never stored)
+        "pii": {"count": result.pii_count, "mapping": result.pii_mapping},
     }
 
 
@@ -54,22 +57,23 @@ def _own_conversation(env, conversation_id):
     return conversation
 
 
-def _conversation(env, conversation_id, question):
+def _conversation(env, conversation_id):
     if conversation_id:
         return _own_conversation(env, conversation_id)
-    return env["pv.kb.conversation"].create({"name": question[:80]})
+    # named by the agent after the personal-data gate (the masked question), never by the raw question
+    return env["pv.kb.conversation"].create({"name": env._("New conversation")})
 
 
 class PvKbController(http.Controller):
 
     @http.route("/pv_kb/ask", type="jsonrpc", auth="user")
-    def ask(self, question, conversation_id=None):
+    def ask(self, question, conversation_id=None, pii_mapping=None):
         _check_group()
         question = (question or "").strip()
         if not question:
             raise BadRequest(request.env._("Please enter a question."))
-        conversation = _conversation(request.env, conversation_id, question)
-        result = request.env["pv.kb.agent"].ask(question, conversation)
+        conversation = _conversation(request.env, conversation_id)
+        result = request.env["pv.kb.agent"].ask(question, conversation, pii_mapping=pii_mapping)
         return answer_payload(result)
 
     @http.route("/pv_kb/ask/stream", type="http", auth="user", methods=["POST"], csrf=False)
@@ -97,7 +101,7 @@ class PvKbController(http.Controller):
         worker = threading.Thread(
             target=self._stream_worker, name="pv_kb-answer", daemon=True,
             args=(request.env.registry, request.env.uid, dict(request.env.context), question,
-                  body.get("conversation_id"), events, time.monotonic() + limit, failed))
+                  body.get("conversation_id"), events, time.monotonic() + limit, failed, body.get("pii_mapping")))
         worker.start()
         return request.make_response(
             self._stream_events(events, limit + 15, too_late),
@@ -105,12 +109,12 @@ class PvKbController(http.Controller):
                      ("X-Accel-Buffering", "no")])
 
     @staticmethod
-    def _stream_worker(registry, uid, context, question, conversation_id, events, deadline, failed):
+    def _stream_worker(registry, uid, context, question, conversation_id, events, deadline, failed, pii_mapping=None):
         threading.current_thread().dbname = registry.db_name
         try:
             with registry.cursor() as cr:
                 env = api.Environment(cr, uid, context)
-                conversation = _conversation(env, conversation_id, question)
+                conversation = _conversation(env, conversation_id)
 
                 def on_retrieved(retrieval):
                     events.put({"type": "meta", "query_id": None, "conversation_id": conversation.id,
@@ -123,7 +127,7 @@ class PvKbController(http.Controller):
                     events.put({"type": "reset"} if text is None else {"type": "delta", "text": text})
 
                 result = env["pv.kb.agent"].ask(question, conversation, on_delta=on_delta,
-                                                on_retrieved=on_retrieved, deadline=deadline)
+                                                on_retrieved=on_retrieved, deadline=deadline, pii_mapping=pii_mapping)
                 payload = answer_payload(result)
                 cr.commit()
                 events.put(payload)

@@ -39,6 +39,8 @@ from typing import Any, Iterator
 
 import requests
 
+from . import pii
+
 _LOGGER = logging.getLogger(__name__)   # odoo.addons.pv_kb.lib.ollama inside Odoo: its log settings apply
 
 #: German text averages about 3.5 characters per token for the tokenizers of
@@ -53,6 +55,10 @@ TRUNCATION_EVAL_SHARE = 0.8
 # ---------------------------------------------------------------------------
 # Errors
 # ---------------------------------------------------------------------------
+
+#: ``origin`` of a request without user text (KB passages, probes); user text needs a ``pii.Gated``.
+KB_TEXT = pii.KB_TEXT
+UngatedRequest = pii.UngatedRequest
 
 class OllamaError(Exception):
     """Base error: ``message`` is German for the user, ``detail`` technical."""
@@ -273,7 +279,7 @@ class OllamaClient:
         info = info if isinstance(info, dict) else {}
         dim = _model_info_int(info, "embedding_length")
         if dim is None:
-            dim = len(self.embed(model, ["Dimension"], batch_size=1).vectors[0])
+            dim = len(self.embed(model, ["Dimension"], batch_size=1, origin=KB_TEXT).vectors[0])
         return dim, _model_info_int(info, "context_length")
 
     def embedding_dim(self, model: str) -> int:
@@ -281,14 +287,16 @@ class OllamaClient:
         return self.embedding_facts(model)[0]
 
     def embed(self, model: str, texts: list[str], batch_size: int | None = None,
-              context_tokens: int | None = None) -> EmbedResult:
+              context_tokens: int | None = None, *, origin) -> EmbedResult:
         """Embed ``texts`` in batches of ``batch_size`` (POST /api/embed).
 
         Returns the vectors in input order. Raises OllamaBadResponse when the
         server returns a different number of vectors than inputs or vectors of
         different lengths. With the model's ``context_tokens`` the inputs it
         probably cut are listed in ``truncated`` and logged (module docstring).
+        ``origin``: :data:`KB_TEXT` or the request's ``pii.Gated`` (else UngatedRequest, nothing sent).
         """
+        pii.check_request(origin, list(texts), embedding=True)
         size = batch_size or self.config.embed_batch_size
         if size < 1:
             raise ValueError("batch_size must be >= 1")
@@ -327,11 +335,11 @@ class OllamaClient:
                              len(truncated), len(texts), context_tokens, tokens)
         return EmbedResult(vectors, tokens, calls, time.monotonic() - started, truncated)
 
-    def chat(self, model: str, messages: list[dict], *, options: dict | None = None,
+    def chat(self, model: str, messages: list[dict], *, origin, options: dict | None = None,
              num_ctx: int | None = None, expected_prompt_tokens: int | None = None) -> ChatResult:
         """One complete answer (POST /api/chat, ``stream: false``, no thinking)."""
         started = time.monotonic()
-        payload, ctx = self._chat_payload(model, messages, options, num_ctx, stream=False)
+        payload, ctx = self._chat_payload(model, messages, origin, options, num_ctx, stream=False)
         data = self._json_call("POST", "/api/chat", payload, model=model)
         if "error" in data:
             raise self._server_error_in_body("/api/chat", model, data["error"])
@@ -341,7 +349,7 @@ class OllamaClient:
             raise self._bad_shape("/api/chat", model, "no message.content", data)
         return self._chat_result(model, content, data, ctx, expected_prompt_tokens, started)
 
-    def chat_stream(self, model: str, messages: list[dict], *, options: dict | None = None,
+    def chat_stream(self, model: str, messages: list[dict], *, origin, options: dict | None = None,
                     num_ctx: int | None = None, expected_prompt_tokens: int | None = None,
                     deadline: float | None = None) -> Iterator[ChatChunk]:
         """Stream an answer (POST /api/chat, ``stream: true``) as ChatChunks.
@@ -353,7 +361,7 @@ class OllamaClient:
         connection and model errors surface there.
         """
         started = time.monotonic()
-        payload, ctx = self._chat_payload(model, messages, options, num_ctx, stream=True)
+        payload, ctx = self._chat_payload(model, messages, origin, options, num_ctx, stream=True)
         read_timeout = self.config.read_timeout
         if deadline is not None:
             read_timeout = max(0.05, min(read_timeout, deadline - started))
@@ -460,8 +468,10 @@ class OllamaClient:
         assert failure is not None
         raise failure
 
-    def _chat_payload(self, model: str, messages: list[dict], options: dict | None,
+    def _chat_payload(self, model: str, messages: list[dict], origin, options: dict | None,
                       num_ctx: int | None, *, stream: bool) -> tuple[dict, int]:
+        # the personal-data gate's mark (lib/pii.py): user text only as the gate passed it
+        pii.check_request(origin, [m.get("content") for m in messages], embedding=False)
         merged = dict(options or {})
         ctx = int(num_ctx or merged.get("num_ctx") or self.config.num_ctx)
         merged["num_ctx"] = ctx

@@ -657,19 +657,24 @@ def gate_request(question: str, *, query: str | None = None, history: list[dict]
                  known_names=None, allow_list: Iterable[str] = (), detectors: Iterable[str] | None = None,
                  mapping: Mapping | None = None) -> Gated:
     """Neutralise everything of one request that carries user text; fail closed (PiiGateError)."""
-    if known_names is not None and not isinstance(known_names, KnownNames):
-        known_names = KnownNames.build(known_names)
-    mapping = mapping if mapping is not None else Mapping()
-    kw = dict(known_names=known_names, allow_list=allow_list, detectors=detectors, mapping=mapping)
-    masked_history = []
-    for turn in history or []:
-        if not isinstance(turn, dict) or not isinstance(turn.get("content"), str):
-            raise PiiGateError("malformed history")
-        content, _, _ = neutralise(turn["content"], **kw)
-        masked_history.append(dict(turn, content=content))
-    masked_q, _, findings = neutralise(question, **kw)
-    masked_query = neutralise(query, **kw)[0] if query and query != question else masked_q
-    return Gated(_SEAL, masked_q, masked_query, masked_history, mapping, findings)
+    try:
+        if known_names is not None and not isinstance(known_names, KnownNames):
+            known_names = KnownNames.build(known_names)
+        mapping = mapping if mapping is not None else Mapping()
+        kw = dict(known_names=known_names, allow_list=allow_list, detectors=detectors, mapping=mapping)
+        masked_history = []
+        for turn in history or []:
+            if not isinstance(turn, dict) or not isinstance(turn.get("content"), str):
+                raise PiiGateError("malformed history")
+            content, _, _ = neutralise(turn["content"], **kw)
+            masked_history.append(dict(turn, content=content))
+        masked_q, _, findings = neutralise(question, **kw)
+        masked_query = neutralise(query, **kw)[0] if query and query != question else masked_q
+        return Gated(_SEAL, masked_q, masked_query, masked_history, mapping, findings)
+    except PiiGateError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - fail closed
+        raise PiiGateError(f"{type(exc).__name__}: {exc}") from exc
 
 
 # --- evaluation on a labelled set (data/pii_eval.yaml, tests/lib/data/pii_dev.yaml) ---------
@@ -724,3 +729,42 @@ def score_cases(data: dict, *, detectors: Iterable[str] | None = None) -> dict:
     clean = [c for c in data["questions"] if not c.get("spans")]
     return {"rows": rows, "misses": misses, "extras": extras, "questions": len(data["questions"]),
             "clean_questions": len(clean)}
+
+
+# --- the check of the Ollama client -----------------------------------------------------------
+class _KbText:
+    """Marker for model requests without user text: passages of the knowledge base, probes of the code."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "KB_TEXT"
+
+
+KB_TEXT = _KbText()
+
+
+class UngatedRequest(PiiGateError):
+    """A model request without the gate's mark, or with a value the gate masked: refused, nothing sent."""
+
+
+def check_request(origin, texts: list[str], *, embedding: bool) -> None:
+    """Called by ``lib/ollama.py`` before every chat and embedding request (required ``origin``).
+
+    ``origin`` is :data:`KB_TEXT` (no user text) or the :class:`Gated` of the request.  For a gated
+    request no value the conversation's mapping holds may be in the texts (short digit-only values
+    such as personnel numbers excepted: "1043" may well be an amount in the knowledge base), and an
+    embedding text must be one of the gated texts (after a prefix such as ``query: ``).
+    """
+    if origin is KB_TEXT:
+        return
+    if not isinstance(origin, Gated):
+        raise UngatedRequest("model request without the personal-data gate's mark")
+    for text in texts:
+        if not isinstance(text, str):
+            raise UngatedRequest("model request with a non-text part")
+        if embedding and not origin.covers(text):
+            raise UngatedRequest("embedding request with text the gate did not pass")
+    payload = "\n".join(texts)
+    for _placeholder, value in origin.mapping.items():
+        if (len(value) >= 6 or not value.replace(" ", "").isdigit()) and len(value) >= 3 and value in payload:
+            raise UngatedRequest("model request contains a value the gate masked")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from odoo import api, models
 
-from ..lib import followup, ollama
+from ..lib import followup, ollama, pii
 from ..lib.answer import citations, conflicts as conflict_rules, extractive, gate, prompt, validation
 from ..lib.answer.types import ContextBlock, EntryFacts
 from .pv_kb_settings import SNAPSHOT_KEYS
@@ -37,6 +37,8 @@ class AgentAnswer:
     answer_tokens: int = 0
     query: object = None              # pv.kb.query record
     retrieval: object = None          # RetrievalResult
+    pii_count: int = 0                # personal data replaced in the question (the panel's notice)
+    pii_mapping: dict | None = None   # placeholder → value, for the user's own screen only (never stored)
 
 
 class PvKbAgent(models.AbstractModel):
@@ -83,12 +85,18 @@ class PvKbAgent(models.AbstractModel):
     # --- the one entry point ------------------------------------------------------
     @api.model
     def ask(self, question, conversation=None, filters=None, *, on_delta=None, on_retrieved=None, deadline=None,
-            log=True, mode="hybrid"):
+            log=True, mode="hybrid", pii_mapping=None):
         """Answer ``question`` from the knowledge base only.
 
         ``on_delta(text)`` receives streamed answer text (``on_delta(None)`` = discard what was
         streamed, a regeneration follows); ``deadline`` is a ``time.monotonic()`` limit for the
         model. Never raises for Ollama trouble: the answer degrades instead.
+
+        Personal data: question, follow-up query and history pass the personal-data gate
+        (``pv.kb.settings._pii_gate``) before anything else; from there on only the masked texts
+        exist (retrieval, prompts, the question log). ``pii_mapping`` is the conversation's mapping as
+        the user's browser holds it (placeholders stay stable); the result carries the extended one
+        back. If the gate fails, nothing is sent and nothing of the question is stored.
         """
         started = time.perf_counter()
         settings = self.env["pv.kb.settings"]._get()
@@ -96,18 +104,31 @@ class PvKbAgent(models.AbstractModel):
         deadline = deadline or (time.monotonic() + settings["answer_time_limit"])
         history = conversation._history() if conversation else []
         query = followup.standalone_query(question, history) if history else question
+        try:
+            gated = self.env["pv.kb.settings"]._pii_gate(question, query=query, history=history, mapping=pii_mapping)
+        except pii.PiiGateError as exc:
+            # fail closed: no model request, no retrieval, nothing of the question stored
+            _logger.error("pv_kb: personal-data gate failed, question not processed: %s", exc)
+            result = AgentAnswer(
+                status="fehler", answer=self.env._(
+                    "The question was not processed: the check for personal data failed. Nothing was sent to the "
+                    "language model and nothing was stored. Please try again; if it happens again, tell your "
+                    "administrator."), violations=["pii_gate_failed"])
+            result.timings["total_ms"] = (time.perf_counter() - started) * 1000
+            return result
+        question, query, history = gated.question, gated.query, gated.history
         retrieval = None
         try:
             with self.env.cr.savepoint():
                 retrieval = self.env["pv.kb.retriever"].retrieve(question, query=query, mode=mode, filters=filters,
-                                                                  settings=settings)
+                                                                  settings=settings, gated=gated)
                 if on_retrieved:
                     on_retrieved(retrieval)
                 # the model may take at most what is left of the answer time limit
                 client = self.env["pv.kb.settings"]._client(dict(settings, read_timeout=max(
                     1.0, min(settings["read_timeout"], deadline - time.monotonic()))), interactive=True)
                 try:
-                    result = self._answer(question, retrieval, history, settings, client, on_delta, deadline)
+                    result = self._answer(question, retrieval, history, settings, client, on_delta, deadline, gated)
                 finally:
                     client.close()
         except Exception as exc:  # noqa: BLE001 - the user gets a German message and the log an entry, never a traceback
@@ -123,12 +144,16 @@ class PvKbAgent(models.AbstractModel):
         result.retrieved_ids = retrieval.entry_ids if retrieval else []
         if retrieval:
             result.timings.update({k: v for k, v in retrieval.timings.items() if k in ("embed_ms", "retrieve_ms")})
+        result.pii_count = gated.count
+        result.pii_mapping = gated.mapping.to_dict()
         result.timings["total_ms"] = (time.perf_counter() - started) * 1000
+        if conversation and not conversation.query_ids:
+            conversation.name = question[:80]   # the masked question names a new conversation
         if log:
             result.query = self._log(question, query, conversation, retrieval, result, settings)
         return result
 
-    def _answer(self, question, retrieval, history, settings, client, on_delta, deadline):
+    def _answer(self, question, retrieval, history, settings, client, on_delta, deadline, gated):
         timings = {}
         verdict = gate.decide(gate.Evidence.from_retrieval(retrieval), dense_floor=settings["gate_dense_floor"])
         if verdict.refuse:
@@ -151,7 +176,7 @@ class PvKbAgent(models.AbstractModel):
         while True:
             t0 = time.perf_counter()
             try:
-                chat = self._generate(messages, settings, client, on_delta, deadline)
+                chat = self._generate(messages, settings, client, on_delta, deadline, gated)
             except ollama.OllamaError as exc:
                 timings["generate_ms"] = generate_ms + (time.perf_counter() - t0) * 1000
                 if on_delta:
@@ -196,18 +221,18 @@ class PvKbAgent(models.AbstractModel):
             regenerations=regenerations)
 
     @api.model
-    def _generate(self, messages, settings, client, on_delta, deadline):
+    def _generate(self, messages, settings, client, on_delta, deadline, gated):
         options = {"temperature": 0.1}
         expected = sum(ollama.estimate_tokens(m["content"]) for m in messages)
         num_ctx = max(2048, min(settings["num_ctx"] * 4, int(expected * 1.3) + 1024))
         if on_delta is None:
             if time.monotonic() >= deadline:
                 raise ollama.OllamaTimeout(self.env._("The time limit for the answer was reached."))
-            return client.chat(settings["chat_model"], messages, options=options, num_ctx=num_ctx,
+            return client.chat(settings["chat_model"], messages, origin=gated, options=options, num_ctx=num_ctx,
                                expected_prompt_tokens=expected)
         result = None
-        for piece in client.chat_stream(settings["chat_model"], messages, options=options, num_ctx=num_ctx,
-                                        expected_prompt_tokens=expected, deadline=deadline):
+        for piece in client.chat_stream(settings["chat_model"], messages, origin=gated, options=options,
+                                        num_ctx=num_ctx, expected_prompt_tokens=expected, deadline=deadline):
             if piece.delta:
                 on_delta(piece.delta)
             if piece.done:
@@ -248,4 +273,5 @@ class PvKbAgent(models.AbstractModel):
             "prompt_tokens": result.prompt_tokens,
             "answer_tokens": result.answer_tokens,
             "regenerations": result.regenerations,
+            "pii_count": result.pii_count,
         })

@@ -189,7 +189,8 @@ class PvKbChunk(models.Model):
                     chunking.Chunk(section_key="", heading_path=heading or "", text=text or "", position=0,
                                    token_estimate=0, content_hash=h), title, kb_id)
                     for _id, heading, text, h, title, kb_id, _sig in rows]
-                result = client.embed(model, texts, batch_size=size, context_tokens=window)
+                # passages of the knowledge base: no user text
+                result = client.embed(model, texts, batch_size=size, context_tokens=window, origin=ollama.KB_TEXT)
                 cut += [f"{rows[i][5]} ({rows[i][1] or ''})" for i in result.truncated]
                 with self.env.cr.savepoint():
                     for (chunk_id, _h, _t, _c, _n, _k, signature), vector in zip(rows, result.vectors):

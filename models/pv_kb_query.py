@@ -72,6 +72,9 @@ class PvKbQuery(models.Model):
     prompt_tokens = fields.Integer(readonly=True)
     answer_tokens = fields.Integer(readonly=True)
     regenerations = fields.Integer(readonly=True)
+    pii_count = fields.Integer("Personal data replaced", readonly=True,
+                               help="How many personal details of the question were replaced by placeholders "
+                                    "before processing (the values themselves are never stored).")
     feedback = fields.Selection([("up", "👍"), ("down", "👎")], readonly=True)
     feedback_comment = fields.Text(readonly=True)
 
@@ -84,5 +87,6 @@ class PvKbQuery(models.Model):
         self.check_access("read")
         vals = {"feedback": rating}
         if comment:   # a new rating without a comment keeps the comment given before
-            vals["feedback_comment"] = comment
+            # free text of the user: stored only as the personal-data gate passed it (PiiGateError: not stored)
+            vals["feedback_comment"] = self.env["pv.kb.settings"]._pii_gate(comment).question
         self.sudo().write(vals)

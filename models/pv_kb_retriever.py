@@ -245,19 +245,23 @@ class PvKbRetriever(models.AbstractModel):
         return fusion.ranked(self.env.cr.fetchall())
 
     @api.model
-    def _query_vector(self, text, settings, client=None):
+    def _query_vector(self, text, settings, client=None, gated=None):
+        # the query embedding is a model request with user text: only what the personal-data gate passed
+        if gated is None:
+            gated = self.env["pv.kb.settings"]._pii_gate(text)
+            text = gated.question
         own = client is None
         # a query embedding is one short text: never wait as long as for a batch
         client = client or self.env["pv.kb.settings"]._client(dict(settings, read_timeout=min(
             settings["read_timeout"], QUERY_EMBED_TIMEOUT)), interactive=True)
         try:
-            return client.embed(settings["embedding_model"], [settings["query_prefix"] + text]).vectors[0]
+            return client.embed(settings["embedding_model"], [settings["query_prefix"] + text], origin=gated).vectors[0]
         finally:
             if own:
                 client.close()
 
     @api.model
-    def _candidates(self, query, mode, filters, settings, client=None):
+    def _candidates(self, query, mode, filters, settings, client=None, gated=None):
         """The candidate lists of each signal (before fusion), with the query plan and notices."""
         started = time.perf_counter()
         cand = Candidates(lists={}, plan=text_de.build_query(query, self._lexicon(), self._synonyms()), used=mode)
@@ -269,7 +273,7 @@ class PvKbRetriever(models.AbstractModel):
         if mode in ("hybrid", "dense"):
             t0 = time.perf_counter()
             try:
-                vector = self._query_vector(query, settings, client)
+                vector = self._query_vector(query, settings, client, gated)
                 cand.timings["embed_ms"] = (time.perf_counter() - t0) * 1000
                 t0 = time.perf_counter()
                 if len(vector) != self.env["pv.kb.chunk"]._embedding_dim():
@@ -301,15 +305,21 @@ class PvKbRetriever(models.AbstractModel):
 
     @api.model
     def retrieve(self, question, *, mode="hybrid", k=None, filters=None, query=None, settings=None, client=None,
-                 expand=True):
-        """Best entries for ``question`` (``query`` = text to search if it differs, e.g. a follow-up)."""
+                 expand=True, gated=None):
+        """Best entries for ``question`` (``query`` = text to search if it differs, e.g. a follow-up).
+
+        ``gated``: the request's ``pii.Gated`` (the agent's); without it the question passes the
+        personal-data gate here. Either way only the masked texts are searched and embedded.
+        """
         if mode not in MODES:
             raise ValueError(f"unknown retrieval mode {mode!r}")
         settings = settings or self.env["pv.kb.settings"]._get()
         k = k or settings["top_k"]
-        query = query or question
+        if gated is None:
+            gated = self.env["pv.kb.settings"]._pii_gate(question, query=query)
+        question, query = gated.question, gated.query
         started = time.perf_counter()
-        cand = self._candidates(query, mode, filters, settings, client)
+        cand = self._candidates(query, mode, filters, settings, client, gated)
         timings, lists, plan = cand.timings, cand.lists, cand.plan
         t0 = time.perf_counter()
         info = self._entry_info({h.entry_id for hits in lists.values() for h in hits})

@@ -1,8 +1,17 @@
 """Settings of the knowledge base (ir.config_parameter), with per-run overrides."""
+import logging
+import threading
+
 from odoo import _, api, fields, models
 from odoo.exceptions import UserError
 
-from ..lib import ollama
+from ..lib import ollama, pii
+
+_logger = logging.getLogger(__name__)
+
+# known names per database and process: (signature of the source tables, pii.KnownNames)
+_KNOWN_NAMES = {}
+_KNOWN_NAMES_LOCK = threading.Lock()
 
 # the settings an answer log or an evaluation report records, so that numbers can be traced to them
 SNAPSHOT_KEYS = ("ollama_url", "embedding_model", "chat_model", "query_prefix", "passage_prefix", "top_k", "rrf_k",
@@ -58,6 +67,68 @@ class PvKbSettings(models.AbstractModel):
             keep_alive=s["keep_alive"], num_ctx=s["num_ctx"], embed_batch_size=s["embed_batch_size"],
             retries=0 if interactive else 2))
 
+    # --- the personal-data gate (issue 13): the one place that makes a pii.Gated ---------------
+    @api.model
+    def _pii_config(self):
+        """Gate settings, from the parameters only (never from the context: no caller may switch it off)."""
+        params = self.env["ir.config_parameter"].sudo()
+        enabled = params.get_param("pv_kb.pii_gate", "on") != "off"
+        raw = params.get_param("pv_kb.pii_detectors") or ""
+        detectors = [d.strip() for d in raw.replace("\n", ",").split(",") if d.strip()] or list(pii.DETECTORS)
+        allow = [line.strip() for line in (params.get_param("pv_kb.pii_allow_list") or "").splitlines()
+                 if line.strip()]
+        allow += [name for name in self.env["res.company"].sudo().search([]).mapped("name") if name]
+        return {"enabled": enabled, "detectors": detectors, "allow_list": allow}
+
+    @api.model
+    def _pii_known_names(self):
+        """Names of employees (if ``hr`` is installed) and of contacts that are persons, cached per process.
+
+        The cache is rebuilt when count or last write of the source tables changed (two aggregate
+        queries per question). Names of one word are left out: a contact called "Lohnbüro" is a function.
+        """
+        sources = [("res.partner", [("is_company", "=", False), ("name", "!=", False)])]
+        if "hr.employee" in self.env:
+            sources.append(("hr.employee", [("name", "!=", False)]))
+        signature = []
+        for model, domain in sources:
+            [(count, last)] = self.env[model].sudo()._read_group(domain, aggregates=["__count", "write_date:max"])
+            signature.append((model, count, str(last)))
+        key = self.env.cr.dbname
+        cached = _KNOWN_NAMES.get(key)
+        if cached and cached[0] == signature:
+            return cached[1]
+        names = set()
+        for model, domain in sources:
+            for name in self.env[model].sudo().search(domain).mapped("name"):
+                if len(name.split()) >= 2:
+                    names.add(name)
+        known = pii.KnownNames.build(sorted(names))
+        with _KNOWN_NAMES_LOCK:
+            _KNOWN_NAMES[key] = (signature, known)
+        return known
+
+    @api.model
+    def _pii_gate(self, question, *, query=None, history=None, mapping=None):
+        """Neutralise everything of a request that carries user text: question, standalone query, history.
+
+        Returns a ``pii.Gated`` (what the Ollama client requires); with the gate switched off in the
+        settings the texts pass unchanged (still marked). Raises ``pii.PiiGateError`` on any failure:
+        the caller then sends nothing (fail closed).
+        """
+        try:
+            config = self._pii_config()
+            detectors = config["detectors"] if config["enabled"] else []
+            known = self._pii_known_names() if "name" in detectors else None
+            if not isinstance(mapping, pii.Mapping):
+                mapping = pii.Mapping.from_dict(mapping)
+            return pii.gate_request(question, query=query, history=history, known_names=known,
+                                    allow_list=config["allow_list"], detectors=detectors, mapping=mapping)
+        except pii.PiiGateError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - fail closed: whatever went wrong, nothing is sent
+            raise pii.PiiGateError(f"{type(exc).__name__}: {exc}") from exc
+
 
 class ResConfigSettings(models.TransientModel):
     _inherit = "res.config.settings"
@@ -91,6 +162,41 @@ class ResConfigSettings(models.TransientModel):
              "asking the model. Depends on the embedding model: calibrate it with the eval command "
              "(lowest similarity of an answerable gold question, minus a margin); 0 switches this part off.")
     pv_kb_embedding_status = fields.Char("Embeddings", compute="_compute_pv_kb_embedding_status")
+    # personal-data gate (not config_parameter fields: an unchecked boolean would delete the parameter,
+    # and the gate is on when nothing is stored)
+    pv_kb_pii_gate = fields.Boolean(
+        "Personal-data gate", default=True,
+        help="Personal data in questions (names, social security, tax and personnel numbers, IBAN, phone, e-mail, "
+             "dates of birth) is replaced by placeholders before anything reaches the model or the question log.")
+    pv_kb_pii_detectors = fields.Char(
+        "Detectors", default=", ".join(pii.DETECTORS),
+        help="Comma-separated: " + ", ".join(pii.DETECTORS) + ". Empty: all.")
+    pv_kb_pii_allow_list = fields.Text(
+        "Never replace", help="One phrase per line that is never replaced (e.g. the company's own name). The names "
+                               "of the companies in this database are always allowed.")
+
+    @api.model
+    def get_values(self):
+        res = super().get_values()
+        params = self.env["ir.config_parameter"].sudo()
+        res.update(
+            pv_kb_pii_gate=params.get_param("pv_kb.pii_gate", "on") != "off",
+            pv_kb_pii_detectors=params.get_param("pv_kb.pii_detectors") or ", ".join(pii.DETECTORS),
+            pv_kb_pii_allow_list=params.get_param("pv_kb.pii_allow_list") or "",
+        )
+        return res
+
+    def set_values(self):
+        super().set_values()
+        detectors = [d.strip() for d in (self.pv_kb_pii_detectors or "").replace("\n", ",").split(",") if d.strip()]
+        unknown = sorted(set(detectors) - set(pii.DETECTORS))
+        if unknown:
+            raise UserError(_("Unknown detectors: %(names)s. Possible: %(all)s",
+                              names=", ".join(unknown), all=", ".join(pii.DETECTORS)))
+        params = self.env["ir.config_parameter"].sudo()
+        params.set_param("pv_kb.pii_gate", "on" if self.pv_kb_pii_gate else "off")
+        params.set_param("pv_kb.pii_detectors", ", ".join(detectors) or ", ".join(pii.DETECTORS))
+        params.set_param("pv_kb.pii_allow_list", self.pv_kb_pii_allow_list or "")
 
     def _compute_pv_kb_embedding_status(self):
         status = self.env["pv.kb.chunk"].sudo()._embedding_status()

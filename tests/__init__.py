@@ -5,4 +5,5 @@ from . import test_controllers
 from . import test_settings
 from . import test_eval
 from . import test_ui
+from . import test_pii
 from . import test_i18n

@@ -77,12 +77,12 @@ def main():
     with standin_process(args.backend, args.overhead_ms) as url:
         client = ollama.OllamaClient(ollama.OllamaConfig(url=url, read_timeout=600))
         if args.backend == "hash":
-            client.embed("m", texts, batch_size=args.batch)   # warm-up: the backend's word cache
+            client.embed("m", texts, batch_size=args.batch, origin=ollama.KB_TEXT)   # warm-up: the backend's word cache
         else:
-            client.embed("m", texts[:2])                       # warm-up: model load
+            client.embed("m", texts[:2], origin=ollama.KB_TEXT)                       # warm-up: model load
         ways = {
-            "batched": lambda: client.embed("m", texts, batch_size=args.batch),
-            "single": lambda: [client.embed("m", [text], batch_size=1) for text in texts],
+            "batched": lambda: client.embed("m", texts, batch_size=args.batch, origin=ollama.KB_TEXT),
+            "single": lambda: [client.embed("m", [text], batch_size=1, origin=ollama.KB_TEXT) for text in texts],
         }
         times = {way: [] for way in ways}
         for _ in range(args.rounds):

@@ -44,6 +44,8 @@ export class PvKbChat {
         this.orm = orm;
         this.ui = ui;
         this.controller = null;
+        // placeholder → value of the running conversation (personal-data gate): memory only
+        this.piiMapping = null;
         const stored = readStored();
         this.state = reactive({
             available: false,
@@ -126,6 +128,7 @@ export class PvKbChat {
     newConversation() {
         this.stop();
         this.needsRestore = false;
+        this.piiMapping = null;
         this.state.turns = [];
         this.state.conversationId = null;
         this.state.conversationName = "";
@@ -158,6 +161,9 @@ export class PvKbChat {
                 body: JSON.stringify({
                     question,
                     conversation_id: this.state.conversationId,
+                    // placeholders of personal data stay stable within the conversation; the mapping lives in
+                    // this page's memory only (never in storage, never stored by the server)
+                    pii_mapping: this.piiMapping || null,
                     csrf_token: odoo.csrf_token,
                 }),
                 signal: controller.signal,
@@ -175,6 +181,9 @@ export class PvKbChat {
                         if (event.conversation_id && event.conversation_id !== this.state.conversationId) {
                             this.state.conversationId = event.conversation_id;
                             this.persist();
+                        }
+                        if (event.type === "final" && event.pii?.mapping) {
+                            this.piiMapping = event.pii.mapping;
                         }
                         applyStreamEvent(turn, event);
                     },
@@ -277,6 +286,7 @@ export class PvKbChat {
         }
         this.state.loadingConversation = true;
         this.state.view = "chat";
+        this.piiMapping = null;
         try {
             const data = await rpc("/pv_kb/conversation", { conversation_id: conversationId });
             this.state.conversationId = data.id;

@@ -83,6 +83,7 @@ export function makeTurn(question) {
         stopped: false,
         mode: null,
         timings: null,
+        piiCount: 0,
     };
 }
 
@@ -134,6 +135,7 @@ export function applyStreamEvent(turn, event) {
             turn.violations = event.violations || [];
             turn.notice = event.notice || null;
             turn.timings = event.timings || null;
+            turn.piiCount = event.pii?.count || 0;
             break;
         case "error":
             turn.status = "fehler";

@@ -478,6 +478,45 @@ describe("chat panel", () => {
         expect(".o_pv_kb_error").toHaveText(/Das Sprachmodell antwortet nicht/);
     });
 
+    test("personal data: notice with the count, the mapping sent back, in memory only", async () => {
+        const first = makeNdjsonStream();
+        const bodies = [];
+        onRpc("/pv_kb/ask/stream", async (request) => {
+            bodies.push(await request.json());
+            return ndjsonResponse(first.stream);
+        });
+        await openPanel();
+        await ask("Herr Novak, SV 4711 150372: Überstunden steuerfrei?");
+        await waitFor(".o_pv_kb_turn");
+        expect(bodies[0].pii_mapping).toBe(null);
+        const mapping = { v: 1, items: [["[PERSON_1]", "Novak"], ["[SVNR_1]", "4711 150372"]] };
+        first.send({ type: "meta", query_id: 31, conversation_id: 6, retrieved: [CITATIONS[0]], mode: "hybrid" });
+        first.send(finalEvent({ pii: { count: 2, mapping } }));
+        first.close();
+        await waitFor(".o_pv_kb_turn[data-status='beantwortet']");
+        // the user's own words stay on the screen; the notice counts what was replaced
+        expect(".o_pv_kb_question").toHaveText("Herr Novak, SV 4711 150372: Überstunden steuerfrei?");
+        expect(".o_pv_kb_pii_notice").toHaveText(
+            "2 personal details were replaced by placeholders before processing"
+        );
+        expect(localStorage.getItem(storageKey())).not.toInclude("4711");
+
+        const second = makeNdjsonStream();
+        onRpc("/pv_kb/ask/stream", async (request) => {
+            bodies.push(await request.json());
+            return ndjsonResponse(second.stream);
+        });
+        await ask("Und bei Frau Huber?");
+        await waitUntil(() => bodies.length === 2);
+        expect(bodies[1]).toMatchObject({ conversation_id: 6, pii_mapping: mapping });
+        second.send(finalEvent({ pii: { count: 1, mapping } }));
+        second.close();
+        await waitUntil(() => queryAll(".o_pv_kb_pii_notice").length === 2);
+        expect(queryAllTexts(".o_pv_kb_pii_notice")[1]).toBe(
+            "1 personal detail was replaced by a placeholder before processing"
+        );
+    });
+
     test("Stop ends the stream and keeps the text so far", async () => {
         const ndjson = makeNdjsonStream();
         onRpc("/pv_kb/ask/stream", () => ndjsonResponse(ndjson.stream));

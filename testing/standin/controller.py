@@ -131,7 +131,8 @@ class OllamaStandIn:
 
     @property
     def requests_log(self) -> list[dict]:
-        """Copy of the log: path, method, model, n_inputs, stream, timestamp (embed: first_input, 200 chars)."""
+        """Copy of the log: path, method, model, n_inputs, stream, timestamp, texts (the inputs or the messages'
+        contents in full; embed: also first_input, 200 chars)."""
         with self._lock:
             return [dict(e) for e in self._log_entries]
 
@@ -154,6 +155,11 @@ class OllamaStandIn:
         if path == "/api/embed" and n_inputs:
             first = inputs if isinstance(inputs, str) else inputs[0]
             entry["first_input"] = first[:200] if isinstance(first, str) else None
+        # everything a model request carried, for tests of what leaves the addon (personal-data gate)
+        if isinstance(inputs, list):
+            entry["texts"] = [i.get("content") if isinstance(i, dict) else i for i in inputs]
+        elif isinstance(inputs, str):
+            entry["texts"] = [inputs]
         with self._lock:
             self._log_entries.append(entry)
 

@@ -113,7 +113,7 @@ def test_refused_connection_is_unreachable_with_url_and_model():
     url = f"http://127.0.0.1:{free_port()}"
     c = make_client(url, retries=1)
     with pytest.raises(OllamaUnreachable) as info:
-        c.embed("bge-m3", ["x"])
+        c.embed("bge-m3", ["x"], origin=ollama.KB_TEXT)
     assert info.value.message.startswith(f"Ollama unter {url} nicht erreichbar")
     assert "bge-m3" in info.value.message
     assert info.value.detail  # technical cause kept for the log
@@ -136,7 +136,7 @@ def test_hang_raises_timeout_without_retry(standin):
     c = make_client(standin.url, read_timeout=0.3)
     started = time.monotonic()
     with pytest.raises(OllamaTimeout) as info:
-        c.chat(CHAT, [{"role": "user", "content": "Hallo"}])
+        c.chat(CHAT, [{"role": "user", "content": "Hallo"}], origin=ollama.KB_TEXT)
     assert time.monotonic() - started < 2.0
     assert "nicht innerhalb von 0,3 s geantwortet" in info.value.message
     assert CHAT in info.value.message
@@ -144,9 +144,9 @@ def test_hang_raises_timeout_without_retry(standin):
 
 
 @pytest.mark.parametrize("call", [
-    lambda c: c.embed("bge-m3", ["Text"]),
+    lambda c: c.embed("bge-m3", ["Text"], origin=ollama.KB_TEXT),
     lambda c: c.show("bge-m3"),
-    lambda c: c.chat("bge-m3", [{"role": "user", "content": "Hallo"}]),
+    lambda c: c.chat("bge-m3", [{"role": "user", "content": "Hallo"}], origin=ollama.KB_TEXT),
 ])
 def test_unknown_model_raises_model_missing_once(client, standin, call):
     with pytest.raises(OllamaModelMissing) as info:
@@ -160,21 +160,21 @@ def test_unknown_model_raises_model_missing_once(client, standin, call):
 def test_http_500_is_retried_then_bad_response(client, standin):
     standin.set_fault("500")
     with pytest.raises(OllamaBadResponse) as info:
-        client.embed(EMBED, ["Text"])
+        client.embed(EMBED, ["Text"], origin=ollama.KB_TEXT)
     assert "HTTP 500" in info.value.message and standin.url in info.value.message
     assert len(calls(standin, "/api/embed")) == 3  # 1 + retries
 
 
 def test_http_500_once_then_success(client, standin):
     standin.set_fault("500", times=1)
-    result = client.embed(EMBED, ["Text"])
+    result = client.embed(EMBED, ["Text"], origin=ollama.KB_TEXT)
     assert len(result.vectors) == 1
     assert len(calls(standin, "/api/embed")) == 2
 
 
 def test_http_4xx_is_not_retried(client, standin):
     with pytest.raises(OllamaBadResponse) as info:
-        client.chat(EMBED, [{"role": "user", "content": "Hallo"}])  # embedding-only model
+        client.chat(EMBED, [{"role": "user", "content": "Hallo"}], origin=ollama.KB_TEXT)  # embedding-only model
     assert info.value.status == 400
     assert "does not support chat" in info.value.message
     assert len(calls(standin, "/api/chat")) == 1
@@ -184,8 +184,8 @@ def test_http_4xx_is_not_retried(client, standin):
     lambda c: c.version(),
     lambda c: c.tags(),
     lambda c: c.show(EMBED),
-    lambda c: c.embed(EMBED, ["Text"]),
-    lambda c: c.chat(CHAT, [{"role": "user", "content": "Hallo"}]),
+    lambda c: c.embed(EMBED, ["Text"], origin=ollama.KB_TEXT),
+    lambda c: c.chat(CHAT, [{"role": "user", "content": "Hallo"}], origin=ollama.KB_TEXT),
 ])
 def test_malformed_json_is_bad_response(client, standin, call):
     standin.set_fault("garbage")
@@ -204,7 +204,7 @@ def test_malformed_json_is_bad_response(client, standin, call):
 def test_embed_checks_response_shape(body, why):
     c = OllamaClient(OllamaConfig(url="http://ollama.test"), session=RecordingSession(body))
     with pytest.raises(OllamaBadResponse) as info:
-        c.embed("bge-m3", ["a", "b"])
+        c.embed("bge-m3", ["a", "b"], origin=ollama.KB_TEXT)
     assert why in info.value.detail
     assert "bge-m3" in info.value.message
 
@@ -213,7 +213,7 @@ def test_unknown_endpoint_404_is_not_model_missing():
     session = RecordingSession(b"404 page not found", status=404)
     c = OllamaClient(OllamaConfig(url="http://ollama.test"), session=session)
     with pytest.raises(OllamaBadResponse) as info:
-        c.embed("bge-m3", ["a"])
+        c.embed("bge-m3", ["a"], origin=ollama.KB_TEXT)
     assert not isinstance(info.value, OllamaModelMissing)
     assert "/api/embed" in info.value.message
 
@@ -229,9 +229,9 @@ def test_embed_payload_and_chat_options_merge():
     session = RecordingSession(answer)
     cfg = OllamaConfig(url="http://ollama.test/", keep_alive="10m", num_ctx=8192)
     c = OllamaClient(cfg, session=session)
-    c.embed("bge-m3", ["a", "b"])
-    c.chat("qwen", [{"role": "user", "content": "x"}], options={"temperature": 0})
-    c.chat("qwen", [{"role": "user", "content": "x"}], options={"num_ctx": 2048}, num_ctx=4096)
+    c.embed("bge-m3", ["a", "b"], origin=ollama.KB_TEXT)
+    c.chat("qwen", [{"role": "user", "content": "x"}], options={"temperature": 0}, origin=ollama.KB_TEXT)
+    c.chat("qwen", [{"role": "user", "content": "x"}], options={"num_ctx": 2048}, num_ctx=4096, origin=ollama.KB_TEXT)
     embed, chat1, chat2 = (s["json"] for s in session.sent)
     assert session.sent[0]["url"] == "http://ollama.test/api/embed"
     assert embed == {"model": "bge-m3", "input": ["a", "b"], "keep_alive": "10m",
@@ -248,7 +248,7 @@ def test_embed_payload_and_chat_options_merge():
 @pytest.mark.parametrize("n,batch", [(10, 4), (8, 4), (1, 32), (33, 32), (5, 1)])
 def test_embed_batches_and_keeps_order(client, standin, n, batch):
     texts = [f"passage: Eintrag Nummer {i} über Sonderzahlungen" for i in range(n)]
-    result = client.embed(EMBED, texts, batch_size=batch)
+    result = client.embed(EMBED, texts, batch_size=batch, origin=ollama.KB_TEXT)
     sizes = [e["n_inputs"] for e in calls(standin, "/api/embed")]
     assert result.requests == len(sizes) == math.ceil(n / batch)
     assert sum(sizes) == n and max(sizes) <= batch
@@ -259,8 +259,8 @@ def test_embed_batches_and_keeps_order(client, standin, n, batch):
 
 def test_embed_uses_configured_batch_size_and_skips_empty_input(standin):
     c = make_client(standin.url, embed_batch_size=3)
-    assert c.embed(EMBED, []).requests == 0
-    assert c.embed(EMBED, ["a", "b", "c", "d"]).requests == 2
+    assert c.embed(EMBED, [], origin=ollama.KB_TEXT).requests == 0
+    assert c.embed(EMBED, ["a", "b", "c", "d"], origin=ollama.KB_TEXT).requests == 2
     assert [e["n_inputs"] for e in calls(standin, "/api/embed")] == [3, 1]
 
 
@@ -268,7 +268,7 @@ def test_embed_uses_configured_batch_size_and_skips_empty_input(standin):
 
 def test_chat_returns_scripted_content_and_counts(client, standin):
     standin.script_chat(["Antwort eins"])
-    result = client.chat(CHAT, [{"role": "user", "content": "x" * 70}])
+    result = client.chat(CHAT, [{"role": "user", "content": "x" * 70}], origin=ollama.KB_TEXT)
     assert isinstance(result, ChatResult)
     assert result.content == "Antwort eins"
     assert result.prompt_eval_count == 20
@@ -295,13 +295,13 @@ def test_embed_flags_texts_cut_to_the_models_context(client, standin, caplog):
     long_text = "Wort " * 9000   # 9,002 tokens for the stand-in: cut to 8,192
     texts = ["kurz", "kurz", "kurz", long_text, "Abfertigung neu"]
     with caplog.at_level(logging.INFO, logger=ollama._LOGGER.name):
-        result = client.embed(EMBED, texts, batch_size=2, context_tokens=context)
+        result = client.embed(EMBED, texts, batch_size=2, context_tokens=context, origin=ollama.KB_TEXT)
     assert result.prompt_eval_count == 3 + 3 + 3 + 8192 + 4
     assert result.truncated == [3]
     assert any("1 of 5 texts reached its context of 8192 tokens" in r.getMessage() for r in caplog.records)
-    assert client.embed(EMBED, texts, batch_size=1, context_tokens=context).truncated == [3]
-    assert client.embed(EMBED, texts, batch_size=2).truncated == [], "no context given: nothing to judge"
-    assert client.embed(EMBED, texts[:3], batch_size=2, context_tokens=context).truncated == []
+    assert client.embed(EMBED, texts, batch_size=1, context_tokens=context, origin=ollama.KB_TEXT).truncated == [3]
+    assert client.embed(EMBED, texts, batch_size=2, origin=ollama.KB_TEXT).truncated == [], "no context given: nothing to judge"
+    assert client.embed(EMBED, texts[:3], batch_size=2, context_tokens=context, origin=ollama.KB_TEXT).truncated == []
 
 
 def test_chat_flags_truncated_prompt_and_logs_warning(client, caplog):
@@ -309,12 +309,12 @@ def test_chat_flags_truncated_prompt_and_logs_warning(client, caplog):
     expected = ollama.estimate_tokens(text)
     with caplog.at_level(logging.WARNING, logger=ollama._LOGGER.name):
         result = client.chat(CHAT, [{"role": "user", "content": text}], num_ctx=512,
-                             expected_prompt_tokens=expected)
+                             expected_prompt_tokens=expected, origin=ollama.KB_TEXT)
     assert result.prompt_eval_count == 512  # the stand-in caps like Ollama
     assert result.truncated is True
     assert any("truncated" in r.getMessage() for r in caplog.records)
     roomy = client.chat(CHAT, [{"role": "user", "content": text}], num_ctx=8192,
-                        expected_prompt_tokens=expected)
+                        expected_prompt_tokens=expected, origin=ollama.KB_TEXT)
     assert roomy.truncated is False
 
 
@@ -323,7 +323,7 @@ def test_chat_flags_truncated_prompt_and_logs_warning(client, caplog):
 def test_chat_stream_yields_deltas_and_final_result(client, standin):
     reply = "Das Jahressechstel beträgt 1/6 der Bezüge. [lb-sz-02] (Stand 2026-01)"
     standin.script_chat([reply])
-    chunks = list(client.chat_stream(CHAT, [{"role": "user", "content": "Frage"}]))
+    chunks = list(client.chat_stream(CHAT, [{"role": "user", "content": "Frage"}], origin=ollama.KB_TEXT))
     assert "".join(c.delta for c in chunks) == reply
     assert [c.done for c in chunks] == [False] * (len(chunks) - 1) + [True]
     final = chunks[-1].result
@@ -337,7 +337,7 @@ def test_chat_stream_yields_deltas_and_final_result(client, standin):
 def test_chat_stream_bad_line_raises_after_first_chunk(client, standin, fault, detail):
     standin.set_fault(fault)
     standin.script_chat(["Eine längere Antwort in mehreren Stücken"])
-    stream = client.chat_stream(CHAT, [{"role": "user", "content": "Frage"}])
+    stream = client.chat_stream(CHAT, [{"role": "user", "content": "Frage"}], origin=ollama.KB_TEXT)
     first = next(stream)
     assert first.delta == "Eine" and not first.done
     with pytest.raises(OllamaBadResponse) as info:
@@ -352,7 +352,7 @@ def test_chat_stream_deadline_stops_slow_stream(client, standin):
     received = []
     with pytest.raises(OllamaTimeout):
         for chunk in client.chat_stream(CHAT, [{"role": "user", "content": "Frage"}],
-                                        deadline=time.monotonic() + 0.4):
+                                        deadline=time.monotonic() + 0.4, origin=ollama.KB_TEXT):
             received.append(chunk)
     assert time.monotonic() - started < 2.0
     assert 0 < len(received) < 100
@@ -363,10 +363,45 @@ def test_chat_stream_deadline_when_server_hangs(client, standin):
     started = time.monotonic()
     with pytest.raises(OllamaTimeout):
         list(client.chat_stream(CHAT, [{"role": "user", "content": "Frage"}],
-                                deadline=time.monotonic() + 0.3))
+                                deadline=time.monotonic() + 0.3, origin=ollama.KB_TEXT))
     assert time.monotonic() - started < 2.0
 
 
 def test_chat_stream_model_missing(client):
     with pytest.raises(OllamaModelMissing):
-        list(client.chat_stream("llama-fehlt", [{"role": "user", "content": "Frage"}]))
+        list(client.chat_stream("llama-fehlt", [{"role": "user", "content": "Frage"}], origin=ollama.KB_TEXT))
+
+
+# --- the personal-data gate's mark (lib/pii.py) -------------------------------------------------
+def test_requests_without_the_gate_mark_are_refused_before_sending(standin):
+    client = OllamaClient(OllamaConfig(url=standin.url))
+    with pytest.raises(TypeError):
+        client.chat(CHAT, [{"role": "user", "content": "Hallo"}])          # the mark is a required argument
+    with pytest.raises(TypeError):
+        client.embed(EMBED, ["Hallo"])
+    for origin in (None, "gated", True):
+        with pytest.raises(ollama.UngatedRequest):
+            client.chat(CHAT, [{"role": "user", "content": "Hallo"}], origin=origin)
+        with pytest.raises(ollama.UngatedRequest):
+            list(client.chat_stream(CHAT, [{"role": "user", "content": "Hallo"}], origin=origin))
+        with pytest.raises(ollama.UngatedRequest):
+            client.embed(EMBED, ["Hallo"], origin=origin)
+    assert standin.requests_log == [], "nothing was sent"
+
+
+def test_gated_requests_carry_only_the_masked_text(standin):
+    from lib import pii
+    client = OllamaClient(OllamaConfig(url=standin.url))
+    gated = pii.gate_request("Frau Huber, SV 1237 010180: Überstunden im Juni?")
+    assert client.embed(EMBED, ["query: " + gated.query], origin=gated).requests == 1
+    with pytest.raises(ollama.UngatedRequest):
+        client.embed(EMBED, ["Frau Huber, SV 1237 010180: Überstunden im Juni?"], origin=gated)
+    with pytest.raises(ollama.UngatedRequest):
+        client.embed(EMBED, ["query: " + gated.query, "eine andere Frage"], origin=gated)
+    messages = [{"role": "system", "content": "Regeln"}, {"role": "user", "content": gated.question}]
+    assert client.chat(CHAT, messages, origin=gated).content
+    leaked = [{"role": "system", "content": "Regeln"},
+              {"role": "user", "content": gated.question + " (Huber)"}]
+    with pytest.raises(ollama.UngatedRequest):
+        client.chat(CHAT, leaked, origin=gated)
+    assert [e["path"] for e in standin.requests_log] == ["/api/embed", "/api/chat"]

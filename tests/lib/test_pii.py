@@ -251,3 +251,33 @@ def test_questions_without_personal_data_pass_unchanged():
                and masked(q["text"], known_names=known, allow_list=data["allow_list"]) != q["text"]]
     # one known limitation: a known surname that is also a UI word ("Reiter" = tab) is masked
     assert changed == ["n019"]
+
+
+# --- the proof that no other path sends user text ---------------------------------------------
+def _model_calls():
+    """Every call of a client's embed/chat/chat_stream in the addon's code (tests excluded): (file, line, origin)."""
+    import ast
+    calls = []
+    for path in REPO.rglob("*.py"):
+        rel = path.relative_to(REPO).as_posix()
+        if rel.startswith(("tests/", "testing/")) or "standin" in rel:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in ("embed", "chat", "chat_stream"):
+                origin = next((kw.value for kw in node.keywords if kw.arg == "origin"), None)
+                calls.append((rel, node.lineno, ast.unparse(origin) if origin is not None else None))
+    return calls
+
+
+def test_every_model_request_in_the_code_carries_its_origin():
+    calls = _model_calls()
+    assert len(calls) >= 5, calls
+    assert [c for c in calls if c[2] is None] == [], "a model request without origin (it would raise TypeError)"
+    kb_text = sorted({rel for rel, _line, origin in calls if origin and origin.endswith("KB_TEXT")})
+    # only knowledge-base passages (the embedding cron), the client's own dimension probe and the embedding
+    # benchmark send KB_TEXT; everything that carries a question passes the request's pii.Gated
+    assert kb_text == ["lib/ollama.py", "models/pv_kb_chunk.py", "scripts/bench/bench_embed.py"], kb_text
+    gated = sorted({rel for rel, _line, origin in calls if origin and not origin.endswith("KB_TEXT")})
+    assert gated == ["models/pv_kb_agent.py", "models/pv_kb_retriever.py"], gated

@@ -36,6 +36,17 @@ export class ChatMessage extends Component {
         return markup(renderMarkdown(this.turn.answer, { citations }));
     }
 
+    /** "2 persönliche Angaben wurden vor der Verarbeitung durch Platzhalter ersetzt" */
+    get piiNotice() {
+        const count = this.turn.piiCount || 0;
+        if (!count) {
+            return "";
+        }
+        return count === 1
+            ? _t("1 personal detail was replaced by a placeholder before processing")
+            : _t("%s personal details were replaced by placeholders before processing", count);
+    }
+
     get canRate() {
         return this.isFinal && Boolean(this.turn.queryId);
     }
