@@ -77,36 +77,40 @@ class PvKbSettings(models.AbstractModel):
         detectors = [d.strip() for d in raw.replace("\n", ",").split(",") if d.strip()] or list(pii.DETECTORS)
         allow = [line.strip() for line in (params.get_param("pv_kb.pii_allow_list") or "").splitlines()
                  if line.strip()]
-        allow += [name for name in self.env["res.company"].sudo().search([]).mapped("name") if name]
         return {"enabled": enabled, "detectors": detectors, "allow_list": allow}
 
     @api.model
     def _pii_known_names(self):
-        """Names of employees (if ``hr`` is installed) and of contacts that are persons, cached per process.
+        """(known names, company names): employees (if ``hr`` is installed) and contacts that are persons.
 
-        The cache is rebuilt when count or last write of the source tables changed (two aggregate
-        queries per question). Names of one word are left out: a contact called "Lohnbüro" is a function.
+        Cached per process; one query per question checks count and last write of the sources (a
+        change rebuilds the index). Names of one word are left out: a contact called "Lohnbüro" is a
+        function, not a person. The companies' own names are never masked (allow-list).
         """
-        sources = [("res.partner", [("is_company", "=", False), ("name", "!=", False)])]
-        if "hr.employee" in self.env:
-            sources.append(("hr.employee", [("name", "!=", False)]))
-        signature = []
-        for model, domain in sources:
-            [(count, last)] = self.env[model].sudo()._read_group(domain, aggregates=["__count", "write_date:max"])
-            signature.append((model, count, str(last)))
+        has_hr = "hr.employee" in self.env
+        self.env.flush_all()
+        self.env.cr.execute("""
+            SELECT (SELECT count(*) FROM res_partner WHERE active AND NOT COALESCE(is_company, false)
+                                                      AND name IS NOT NULL),
+                   (SELECT max(write_date) FROM res_partner),
+                   (SELECT count(*) FROM res_company), (SELECT max(write_date) FROM res_company)""")
+        signature = list(self.env.cr.fetchone())
+        if has_hr:
+            [(count, last)] = self.env["hr.employee"].sudo()._read_group([], aggregates=["__count", "write_date:max"])
+            signature += [count, last]
         key = self.env.cr.dbname
         cached = _KNOWN_NAMES.get(key)
         if cached and cached[0] == signature:
             return cached[1]
-        names = set()
-        for model, domain in sources:
-            for name in self.env[model].sudo().search(domain).mapped("name"):
-                if len(name.split()) >= 2:
-                    names.add(name)
-        known = pii.KnownNames.build(sorted(names))
+        names = set(self.env["res.partner"].sudo().search([("is_company", "=", False), ("name", "!=", False)])
+                    .mapped("name"))
+        if has_hr:
+            names |= set(self.env["hr.employee"].sudo().search([]).mapped("name"))
+        known = pii.KnownNames.build(sorted(n for n in names if n and len(n.split()) >= 2))
+        companies = tuple(n for n in self.env["res.company"].sudo().search([]).mapped("name") if n)
         with _KNOWN_NAMES_LOCK:
-            _KNOWN_NAMES[key] = (signature, known)
-        return known
+            _KNOWN_NAMES[key] = (signature, (known, companies))
+        return known, companies
 
     @api.model
     def _pii_gate(self, question, *, query=None, history=None, mapping=None):
@@ -119,11 +123,13 @@ class PvKbSettings(models.AbstractModel):
         try:
             config = self._pii_config()
             detectors = config["detectors"] if config["enabled"] else []
-            known = self._pii_known_names() if "name" in detectors else None
+            known, companies = self._pii_known_names()
             if not isinstance(mapping, pii.Mapping):
                 mapping = pii.Mapping.from_dict(mapping)
-            return pii.gate_request(question, query=query, history=history, known_names=known,
-                                    allow_list=config["allow_list"], detectors=detectors, mapping=mapping)
+            return pii.gate_request(question, query=query, history=history,
+                                    known_names=known if "name" in detectors else None,
+                                    allow_list=config["allow_list"] + list(companies), detectors=detectors,
+                                    mapping=mapping)
         except pii.PiiGateError:
             raise
         except Exception as exc:  # noqa: BLE001 - fail closed: whatever went wrong, nothing is sent

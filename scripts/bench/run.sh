@@ -12,6 +12,8 @@
 #   scripts/bench/run.sh tune DB             grid over the fusion knobs on the demo gold set (DB with e5 embeddings)
 #   scripts/bench/run.sh pii [OPTIONS]       personal-data gate: precision/recall per detector on data/pii_eval.yaml,
 #                                            median time per question (pure Python, no Odoo; options: bench_pii.py)
+#   scripts/bench/run.sh pii-odoo [DB]       the gate's time per question inside Odoo with 2,000 contacts (rolled back;
+#                                            default DB: a fresh pv_kb_bench_pii)
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 if [[ ${1:-} == pii ]]; then shift; exec "$PY" "$REPO/scripts/bench/bench_pii.py" "$@"; fi
 ensure_odoo || die "Kein Odoo unter $ODOO_PATH"
@@ -76,5 +78,9 @@ SQL
         STANDIN_URL=$STANDIN_URL shell "${1:?database}" "$REPO/scripts/bench/bench_reembed.py" ;;
     pipeline)
         shell "${1:?database}" "$REPO/scripts/bench/bench_pipeline.py" ;;
-    *) die "Aufruf: scripts/bench/run.sh import|retrieval DB|tune DB|scale [ENTRIES]|embed [OPTIONS]|reembed DB|pipeline DB|pii [OPTIONS]" ;;
+    pii-odoo)
+        db=${1:-pv_kb_bench_pii}
+        [[ -n ${1:-} ]] || fresh_db $db
+        shell $db "$REPO/scripts/bench/bench_pii_odoo.py" ;;
+    *) die "Aufruf: scripts/bench/run.sh import|retrieval DB|tune DB|scale [ENTRIES]|embed [OPTIONS]|reembed DB|pipeline DB|pii [OPTIONS]|pii-odoo [DB]" ;;
 esac
