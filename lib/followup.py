@@ -5,19 +5,19 @@ deterministic, no model.
 """
 from __future__ import annotations
 
-from .text_de import content_words, light_stem, simple_fold, word_tokens
+from .text_de import content_words, light_stem, fold_plain, word_tokens
 
 _FOLLOWUP_STARTS = (
     "und", "aber", "also", "sowie", "auch", "oder", "bzw", "was ist mit", "wie ist es mit",
     "wie sieht es", "wie schaut es", "was ist bei", "was wenn",
 )
 _ANAPHORS = frozenset(
-    simple_fold(w)
+    fold_plain(w)
     for w in """er ihn ihm da dafür dabei dazu davon damit daran darauf darüber darin dort hier
     hierzu hierfür hierbei dann dasselbe derselbe dieselbe ebenso ebenfalls dessen deren""".split()
 )
 _DETERMINERS = frozenset(
-    simple_fold(w) for w in "der die das dem den dies diese dieser dieses diesem diesen".split()
+    fold_plain(w) for w in "der die das dem den dies diese dieser dieses diesem diesen".split()
 )
 
 
@@ -29,11 +29,11 @@ def _is_followup(question: str) -> bool:
     content = content_words(tokens)
     if not content:
         return True
-    folded = simple_fold(" ".join(tokens))
+    folded = fold_plain(" ".join(tokens))
     starts = any(folded == s or folded.startswith(s + " ") for s in _FOLLOWUP_STARTS)
     anaphor = False
     for pos, token in enumerate(tokens):
-        low = simple_fold(token)
+        low = fold_plain(token)
         if low in _ANAPHORS or (token == "sie" and pos > 0):
             anaphor = True
         elif low in _DETERMINERS:
@@ -61,13 +61,13 @@ def standalone_query(question: str, history: list[dict]) -> str:
         previous.pop()
     if not previous or not _is_followup(question):
         return question
-    have = {light_stem(simple_fold(t)) for t in word_tokens(question)}
+    have = {light_stem(fold_plain(t)) for t in word_tokens(question)}
     terms: list[str] = []
     for earlier in reversed(previous[-2:]):
         words = content_words(word_tokens(earlier))
         nouns = [w for w in words if w[:1].isupper()] or words
         for word in nouns:
-            key = light_stem(simple_fold(word))
+            key = light_stem(fold_plain(word))
             if key not in have:
                 have.add(key)
                 terms.append(word)

@@ -13,11 +13,12 @@ import functools
 import hashlib
 import json
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterable
 
 import yaml
+
+from . import text_de
 
 
 
@@ -68,7 +69,6 @@ _SECTION_STEMS = (
     ("querverweis", "verweise"),
     ("verweis", "verweise"),
 )
-_UMLAUTS = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "ß": "ss"})
 
 
 @dataclass(frozen=True)
@@ -143,8 +143,7 @@ def section_key(heading: str) -> str:
     Tolerant of case, umlauts written as ae/oe/ue, punctuation and additions:
     "Kernwerte und Fristen", "Payroll-Relevanz (Odoo)", "RECHTSGRUNDLAGEN".
     """
-    text = unicodedata.normalize("NFC", heading or "").lower().translate(_UMLAUTS)
-    words = re.findall(r"[a-z0-9]+", text)
+    words = re.findall(r"[a-z0-9]+", text_de.fold_plain(heading))
     for word in words:
         for stem, key in _SECTION_STEMS:
             if word.startswith(stem):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from .text_de import simple_fold
+from .text_de import fold_plain
 
 HEADING_RE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*?)[ \t#]*$")
 _SENTENCE_END_RE = re.compile(r"[.!?]\s+(?=[A-ZÄÖÜ„\"(*⚠])")
@@ -20,7 +20,7 @@ def split_sentences(text: str) -> list[str]:
         if text[match.start()] == ".":
             words = text[start:match.start()].split()
             last = words[-1] if words else ""
-            if last[-1:].isdigit() or len(last) == 1 or simple_fold(last).replace(".", "") in _ABBREVIATIONS:
+            if last[-1:].isdigit() or len(last) == 1 or fold_plain(last).replace(".", "") in _ABBREVIATIONS:
                 continue
         sentences.append(text[start:match.start() + 1].strip())
         start = match.end()

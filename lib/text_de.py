@@ -51,7 +51,6 @@ from functools import lru_cache
 
 # --------------------------------------------------------------------------- folding
 
-_UMLAUTS = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "ß": "ss", "ẞ": "ss"})
 _UMLAUT_PAIRS = (("ä", "ae"), ("ö", "oe"), ("ü", "ue"), ("ß", "ss"))
 _PUNCT = {
     **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d", "-"),
@@ -95,7 +94,7 @@ def _is_law_abbreviation(word: str) -> bool:
 def _paragraph_tokens(nums: str, law: str | None) -> list[str]:
     suffix = ""
     if law and _is_law_abbreviation(law):
-        suffix = law.replace("-", "").lower().translate(_UMLAUTS)
+        suffix = fold_plain(law.replace("-", ""))
     return [f"p{num}{suffix}" for num in _NUM_FIND.findall(nums)]
 
 
@@ -132,8 +131,18 @@ def fold(text: str) -> str:
     if not text:
         return ""
     text = unicodedata.normalize("NFKC", text)
-    text = _expand_paragraphs(text)
-    text = text.lower()
+    return _fold_lower(_expand_paragraphs(text).lower())
+
+
+def fold_plain(text: str) -> str:
+    """:func:`fold` without the § tokens: for keys, headings and words compared as written."""
+    if not text:
+        return ""
+    return _fold_lower(unicodedata.normalize("NFKC", text).lower())
+
+
+def _fold_lower(text: str) -> str:
+    """Umlauts spelled out, accents stripped, dashes and quotes plain, in NFKC lower-case text."""
     if text.isascii():
         return text
     for umlaut, plain in _UMLAUT_PAIRS:
@@ -683,19 +692,11 @@ def prune_tsquery(tsquery: str, df_ratio: Callable[[str, bool], float], *, max_r
     return " | ".join(atoms[i] for i in sorted(kept))
 
 
-# --------------------------------------------------------------------------- plain word helpers
+# --------------------------------------------------------------------------- words of the answer engine
 
-# Used by the answer engine (conflict keys, Notbetrieb passages, follow-up questions): a plain fold
-# without the § tokens and dash/quote mapping of :func:`fold`, a light stemmer, and question stopwords.
-_PLAIN_UMLAUTS = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "ß": "ss"})
+# Conflict keys, Notbetrieb passages and follow-up questions compare words as written (fold_plain),
+# lightly stemmed, without the question stopwords below.
 _PLAIN_WORD_RE = re.compile(r"[^\W_]+")
-
-
-def simple_fold(text: str) -> str:
-    """Lower-case, umlauts spelled out, accents removed."""
-    text = (text or "").lower().translate(_PLAIN_UMLAUTS)
-    text = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in text if not unicodedata.combining(c))
 
 
 def light_stem(token: str) -> str:
@@ -710,8 +711,9 @@ def light_stem(token: str) -> str:
     return token
 
 
+# Function and question words the answer engine ignores (a superset of the question words, with umlauts).
 ANSWER_STOPWORDS = frozenset(
-    simple_fold(w)
+    fold_plain(w)
     for w in """
     der die das des dem den ein eine einer eines einem einen und oder aber auch als
     am an auf aus bei bis durch für gegen im in ins mit nach ob ohne pro je seit um
@@ -729,10 +731,11 @@ ANSWER_STOPWORDS = frozenset(
 
 
 def word_tokens(text: str) -> list[str]:
+    """Words as written (letters and digits, any script), in order."""
     return _PLAIN_WORD_RE.findall(text or "")
 
 
-
 def content_words(tokens: list[str]) -> list[str]:
-    return [t for t in tokens if len(t) >= 3 and not t.isdigit() and simple_fold(t) not in ANSWER_STOPWORDS]
+    """Tokens of at least three letters that are neither numbers nor :data:`ANSWER_STOPWORDS`."""
+    return [t for t in tokens if len(t) >= 3 and not t.isdigit() and fold_plain(t) not in ANSWER_STOPWORDS]
 

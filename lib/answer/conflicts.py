@@ -5,7 +5,7 @@ import re
 from typing import Iterable, NamedTuple
 
 from .. import md_blocks
-from ..text_de import ANSWER_STOPWORDS, light_stem, simple_fold, word_tokens
+from ..text_de import ANSWER_STOPWORDS, light_stem, fold_plain, word_tokens
 from .citations import extract_citations
 from .types import Conflict, EntryFacts
 from .values import value_tokens
@@ -15,7 +15,7 @@ _BULLET_RE = re.compile(r"^\s*[-*+•]\s+([^:|]{2,80}?)\s*:\s+(.+)$")
 
 # Column headers such as "Wert" or "Regel" say nothing about what a value is.
 _GENERIC_HEADER_WORDS = frozenset(
-    light_stem(simple_fold(w))
+    light_stem(fold_plain(w))
     for w in """wert werte regel regelung betrag beträge höhe angabe angaben inhalt element hinweis
     bedeutung beschreibung details erläuterung information kennzahl größe daten punkt aspekt thema
     merkmal eintrag""".split()
@@ -24,7 +24,7 @@ _GENERIC_HEADER_WORDS = frozenset(
 
 def _column_label(header: str) -> str:
     """A column header worth adding to a row key ("" for generic headers like "Wert")."""
-    tokens = [t for t in word_tokens(simple_fold(header)) if t not in ANSWER_STOPWORDS]
+    tokens = [t for t in word_tokens(fold_plain(header)) if t not in ANSWER_STOPWORDS]
     return header if any(light_stem(t) not in _GENERIC_HEADER_WORDS for t in tokens) else ""
 
 
@@ -67,7 +67,7 @@ def _kernwerte_rows(text: str) -> list[tuple[str, str]]:
 
 
 def _key_tokens(key: str) -> frozenset[str]:
-    tokens = (light_stem(t) for t in word_tokens(simple_fold(key)) if t not in ANSWER_STOPWORDS and (len(t) > 1 or t.isdigit()))
+    tokens = (light_stem(t) for t in word_tokens(fold_plain(key)) if t not in ANSWER_STOPWORDS and (len(t) > 1 or t.isdigit()))
     return frozenset(t for t in tokens if t not in _GENERIC_HEADER_WORDS)
 
 
@@ -91,7 +91,7 @@ def _values_conflict(a: frozenset, b: frozenset) -> bool:
 
 
 def _legal_keys(bases: Iterable[str]) -> set[str]:
-    return {"".join(word_tokens(simple_fold(b))) for b in bases or [] if b and b.strip()}
+    return {"".join(word_tokens(fold_plain(b))) for b in bases or [] if b and b.strip()}
 
 
 class _Row(NamedTuple):
@@ -114,7 +114,7 @@ def _conflict_edges(entries: list[EntryFacts], rows: list[_Row]) -> list[tuple[i
     without that limit, so both sides are shown.
     """
     buckets: dict[tuple, list[int]] = {}
-    topics = [simple_fold(e.topic).strip() for e in entries]
+    topics = [fold_plain(e.topic).strip() for e in entries]
     legal = [_legal_keys(e.legal_bases) for e in entries]
     for index, row in enumerate(rows):
         if topics[row.entry]:

@@ -2,19 +2,19 @@
 from __future__ import annotations
 
 from .. import md_blocks
-from ..text_de import content_words, light_stem, simple_fold, word_tokens
+from ..text_de import content_words, light_stem, fold_plain, word_tokens
 from .citations import CITATION_RE, extract_citations
 from .conflicts import add_conflict_note
 from .prompt import clean_block_text, one_line
 from .types import REFUSAL_TEXT, Conflict, ContextBlock, short
 
 def _question_terms(question: str) -> set[str]:
-    return {light_stem(simple_fold(t)) for t in content_words(word_tokens(question))}
+    return {light_stem(fold_plain(t)) for t in content_words(word_tokens(question))}
 
 
 def _matches(terms: set[str], text: str) -> int:
     """How many question terms occur in ``text`` (prefix match either way, min. 5 letters)."""
-    words = {light_stem(simple_fold(t)) for t in word_tokens(text) if len(t) >= 3}
+    words = {light_stem(fold_plain(t)) for t in word_tokens(text) if len(t) >= 3}
     hits = 0
     for term in terms:
         if term in words or (

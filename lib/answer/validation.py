@@ -5,7 +5,7 @@ import re
 from typing import Sequence
 
 from .. import md_blocks
-from ..text_de import simple_fold
+from ..text_de import fold_plain
 from .citations import CITATION_RE, extract_citations, is_refusal
 from .conflicts import conflict_marked
 from .types import REFUSAL_TEXT, WARNING_CODES, Conflict, ContextBlock, Validation, Violation, ordered_unique, short
@@ -30,7 +30,7 @@ def _units(paragraph: list[str]) -> list[str]:
 def _table_has_stand_column(paragraph: list[str]) -> bool:
     for pos, line in enumerate(paragraph[:-1]):
         if md_blocks.is_table_row(line) and md_blocks.is_table_separator(paragraph[pos + 1]):
-            return "stand" in simple_fold(line)
+            return "stand" in fold_plain(line)
     return False
 
 

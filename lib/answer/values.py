@@ -9,7 +9,7 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import NamedTuple
 
-from ..text_de import simple_fold
+from ..text_de import fold_plain
 
 _SPACES = "\u00a0\u202f"
 _NUM = r"(?<![\d,.])(?:\d{1,3}(?:[.\u00a0\u202f]\d{3})+(?:,\d+)?|\d+(?:[,.]\d+)?)(?!\d)"
@@ -62,7 +62,7 @@ def find_values(text: str) -> list[Value]:
         elif match.group("pct"):
             kind = "pct" if match.group("pct") != "‰" else "permille"
         else:
-            unit = simple_fold(match.group("unit"))
+            unit = fold_plain(match.group("unit"))
             unit = "tag" if unit.endswith("tag") else _UNIT_CANON.get(unit, unit)
             kind = "count:" + unit
         values.append(Value(kind, number, match.group(0).strip()))
