@@ -48,16 +48,20 @@ ENTRY_DIR = "dokumente/"
 KBJSON = "kb.json"
 INDEX = "INDEX.md"
 
-ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)+$")
+# An entry id: lower-case letters and digits in at least two segments joined by "-", with at least one
+# letter, so "9x-b-02" is an id and a date such as "2026-01" is not. The one pattern for the importer,
+# cross references, the prompt and citations (lib/answer/citations.py, lib/answer/prompt.py); the chat
+# panel's copy is static/src/markdown.js.
+ENTRY_ID = r"(?=(?:[0-9]+-)*[0-9]*[a-z])[a-z0-9]+(?:-[a-z0-9]+)+"
+ID_RE = re.compile(rf"^{ENTRY_ID}$")
 _STAND_RE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
 _BOM = b"\xef\xbb\xbf"
 FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")   # opening/closing line of a fenced code block
 _MARKUP_START = frozenset("#`~ ")
 _H1_RE = re.compile(r"^#[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 _H2_RE = re.compile(r"^##[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
-# "[lb-atz-09]" in the text; the first segment must start with a letter so that
-# dates such as "[2026-01]" are not taken for ids.
-_BODY_REF_RE = re.compile(r"\[([a-z][a-z0-9]*(?:-[a-z0-9]+)+)\]")
+# "[lb-atz-09]" in the text (a date such as "[2026-01]" is no id: it holds no letter)
+_BODY_REF_RE = re.compile(rf"\[({ENTRY_ID})\]")
 
 # first word stems of the H2 headings -> section key (checked on normalised words)
 _SECTION_STEMS = (

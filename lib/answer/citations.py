@@ -4,11 +4,11 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from ..kb_format import ENTRY_ID
 from .types import ordered_unique
 
-_ID = r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+"
-_ID_RE = re.compile(_ID, re.I)
-CITATION_RE = re.compile(rf"\[\s*({_ID}(?:\s*(?:[,;/]|\bund\b)\s*{_ID})*)\s*\]", re.I)
+_ID_RE = re.compile(ENTRY_ID, re.I)
+CITATION_RE = re.compile(rf"\[\s*({ENTRY_ID}(?:\s*(?:[,;/]|\bund\b)\s*{ENTRY_ID})*)\s*\]", re.I)
 
 
 def extract_citations(answer: str) -> list[str]:

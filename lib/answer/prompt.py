@@ -10,6 +10,7 @@ import re
 from typing import Sequence
 
 from .. import md_blocks
+from ..kb_format import ENTRY_ID
 from .types import REFUSAL_TEXT, Conflict, ContextBlock
 
 # Tags that structure the user message; the same tags inside KB text, titles or
@@ -26,7 +27,7 @@ def one_line(text: str) -> str:
     return neutralise_tags(" ".join((text or "").split()))
 
 
-_XREF_RE = re.compile(r"\[([a-z][a-z0-9]*(?:-[a-z0-9]+)+)\]")
+_XREF_RE = re.compile(rf"\[({ENTRY_ID})\]")
 
 
 def clean_block_text(text: str) -> str:

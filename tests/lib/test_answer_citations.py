@@ -13,6 +13,19 @@ def test_extract_citations_handles_multi_id_brackets():
     assert not CITATION_RE.search("[Hinweis]")
 
 
+def test_ids_the_importer_accepts_are_cited_dates_are_not():
+    from lib.kb_format import ID_RE
+
+    for entry_id in ("lb-atz-07", "9x-b-02", "2024a-lohn-1", "a-1"):
+        assert ID_RE.match(entry_id), entry_id
+        assert extract_citations(f"Wert [{entry_id}] (Stand 2025-01).") == [entry_id]
+    for not_an_id in ("2026-01", "2025-01-31", "13-14"):
+        assert not ID_RE.match(not_an_id)
+        assert extract_citations(f"Stand [{not_an_id}].") == []
+    text = "Beide [9x-b-02, lb-a-01], nicht [2026-01]."
+    assert strip_unknown_citations(text, ["lb-a-01"]) == ("Beide [lb-a-01], nicht [2026-01].", ["9x-b-02"])
+
+
 @pytest.mark.parametrize("answer, expected", [
     (REFUSAL_TEXT, True),
     ("**Dazu enthält die Wissensbasis keine Aussage.** Verwandt ist das Thema Urlaub.", True),

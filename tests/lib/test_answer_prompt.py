@@ -136,9 +136,9 @@ def test_build_messages_bounds_history_and_keeps_the_most_recent_turns(blocks):
 
 def test_cross_references_in_block_text_are_not_citation_shaped():
     block = ContextBlock(entry_id="lb-a-01", title="A", stand="2025-01", topic="t", source="s",
-                         heading_path="Verweise", text="- [lb-b-02] Details dort", section_key="verweise")
+                         heading_path="Verweise", text="- [lb-b-02] Details dort\n- [9x-c-03] und dort", section_key="verweise")
     context = render_context([block])
-    assert "(→ lb-b-02)" in context
+    assert "(→ lb-b-02)" in context and "(→ 9x-c-03)" in context
     body = "\n".join(line for line in context.splitlines() if not line.startswith("### ["))
     assert extract_citations(body) == []
 

@@ -158,9 +158,11 @@ def test_id_missing_invalid_and_filename_mismatch():
     _, issues = kb_format.parse_entry(entry_text().replace("id: lb-atz-07\n", "").encode(),
                                       "dokumente/lb-atz-07.md")
     assert codes(issues, "error") == ["key_missing"]
-    for bad in ("LB-ATZ-07", "lbatz07", "lb_atz_07", "lb--atz", "-lb-atz", "2026"):
+    for bad in ("LB-ATZ-07", "lbatz07", "lb_atz_07", "lb--atz", "-lb-atz", "2026", "2026-01", "13-14-2"):
         _, issues = kb_format.parse_entry(entry_text(eid=bad).encode(), f"dokumente/{bad}.md")
         assert codes(issues, "error") == ["id_invalid"], bad
+    entry, issues = kb_format.parse_entry(entry_text(eid="9x-atz-07").encode(), "dokumente/9x-atz-07.md")
+    assert entry is not None and entry.id == "9x-atz-07" and not codes(issues, "error")   # a digit may lead
     entry, issues = kb_format.parse_entry(entry_text(eid="lb-atz-08").encode(), "dokumente/lb-atz-07.md")
     assert entry is None and codes(issues) == ["id_filename_mismatch"]
     assert "lb-atz-08.md" in issues[0].message
