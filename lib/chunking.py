@@ -15,16 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from dataclasses import dataclass
 
-from . import kb_format
+from . import kb_format, md_blocks
+from .ollama import estimate_tokens
 
-_H3_RE = re.compile(r"^###[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
-_SENTENCE_END_RE = re.compile(r"(?<=[.!?;:])\s+")
-
-PROSE, TABLE, CODE = "prose", "table", "code"
+PROSE, TABLE, CODE = md_blocks.PROSE, md_blocks.TABLE, md_blocks.CODE
 
 
 @dataclass
@@ -35,13 +32,8 @@ class Chunk:
     heading_path: str
     text: str
     position: int
-    token_estimate: int  # ceil(len(text) / 4): a character-based estimate
+    token_estimate: int  # ollama.estimate_tokens: characters / 3.5, the one estimate of the addon
     content_hash: str
-
-
-def estimate_tokens(text: str) -> int:
-    """Rough token count: one token per four characters, rounded up."""
-    return math.ceil(len(text) / 4)
 
 
 def chunk_hash(section_key: str, heading_path: str, text: str) -> str:
@@ -51,51 +43,6 @@ def chunk_hash(section_key: str, heading_path: str, text: str) -> str:
 
 
 # --------------------------------------------------------------------------- blocks
-
-
-def _is_table_line(line: str) -> bool:
-    return line.lstrip().startswith("|")
-
-
-def _blocks(text: str) -> list[tuple[str, str]]:
-    """Split Markdown text into (kind, text) blocks: prose paragraphs, tables, code fences."""
-    blocks: list[tuple[str, str]] = []
-    current: list[str] = []
-    kind = PROSE
-    fence: str | None = None
-
-    def flush() -> None:
-        nonlocal current
-        joined = "\n".join(current).strip("\n")
-        if joined.strip():
-            blocks.append((kind, joined))
-        current = []
-
-    for line in text.split("\n"):
-        if fence is not None:
-            current.append(line)
-            if kb_format.closes_fence(line, fence):
-                fence = None
-                flush()
-                kind = PROSE
-            continue
-        match = kb_format.FENCE_RE.match(line)
-        if match:
-            flush()
-            fence, kind = match.group(1), CODE
-            current.append(line)
-            continue
-        if not line.strip():
-            flush()
-            kind = PROSE
-            continue
-        line_kind = TABLE if _is_table_line(line) else PROSE
-        if line_kind != kind and current:
-            flush()
-        kind = line_kind
-        current.append(line)
-    flush()
-    return blocks
 
 
 def _hard_split(text: str, limit: int, separator_re: re.Pattern | None) -> list[str]:
@@ -127,7 +74,7 @@ def _split_prose(text: str, limit: int) -> list[str]:
         if len(line_piece) <= limit:
             out.append(line_piece)
             continue
-        sentences = _SENTENCE_END_RE.split(line_piece)
+        sentences = md_blocks.CLAUSE_END_RE.split(line_piece)
         for piece in _pack(sentences, limit, " "):
             out.extend([piece] if len(piece) <= limit else _hard_split(piece, limit, re.compile(r"\s+")))
     return out
@@ -152,7 +99,7 @@ def _pack(parts: list[str], limit: int, joiner: str) -> list[str]:
 def _split_table(text: str, limit: int) -> list[str]:
     """Split a table by rows; every part repeats the header row and separator row."""
     lines = text.split("\n")
-    if len(lines) >= 2 and re.match(r"^\s*\|?[\s:|-]+\|?\s*$", lines[1]) and "-" in lines[1]:
+    if len(lines) >= 2 and md_blocks.is_table_separator(lines[1]):
         head, rows = lines[:2], lines[2:]
     else:
         head, rows = [], lines
@@ -168,11 +115,11 @@ def _split_code(text: str, limit: int) -> list[str]:
     """Split a fenced code block by lines, re-opening and closing the fence on every part."""
     lines = text.split("\n")
     opening = lines[0]
-    closing = lines[-1] if len(lines) > 1 and kb_format.FENCE_RE.match(lines[-1]) else ""
+    closing = lines[-1] if len(lines) > 1 and md_blocks.FENCE_RE.match(lines[-1]) else ""
     inner = lines[1:-1] if closing else lines[1:]
     fence_len = len(opening) + len(closing) + 2
     groups = _pack(inner, max(1, limit - fence_len), "\n")
-    return [f"{opening}\n{group}\n{closing or kb_format.FENCE_RE.match(opening).group(1)}" for group in groups]
+    return [f"{opening}\n{group}\n{closing or md_blocks.FENCE_RE.match(opening).group(1)}" for group in groups]
 
 
 def _units(text: str, limit: int, prose_limit: int) -> list[tuple[str, str]]:
@@ -182,7 +129,7 @@ def _units(text: str, limit: int, prose_limit: int) -> list[tuple[str, str]]:
     for the overlap that the next part starts with.
     """
     units: list[tuple[str, str]] = []
-    for kind, block in _blocks(text):
+    for kind, block in md_blocks.blocks(text):
         if len(block) <= limit:
             units.append((kind, block))
         elif kind == TABLE:
@@ -201,7 +148,7 @@ def _tail(text: str, size: int) -> str:
     if len(text) <= size:
         return text
     window = text[-size:]
-    sentence = _SENTENCE_END_RE.search(window)
+    sentence = md_blocks.CLAUSE_END_RE.search(window)
     if sentence and sentence.end() < len(window):
         return window[sentence.end():].strip()
     space = re.search(r"\s+", window)
@@ -240,16 +187,16 @@ def _h3_blocks(text: str) -> list[tuple[str, str]]:
     blocks: list[tuple[str, list[str]]] = [("", [])]
     fence: str | None = None
     for line in text.split("\n"):
-        match = kb_format.FENCE_RE.match(line)
+        match = md_blocks.FENCE_RE.match(line)
         if fence is not None:
-            if kb_format.closes_fence(line, fence):
+            if md_blocks.closes_fence(line, fence):
                 fence = None
         elif match:
             fence = match.group(1)
         else:
-            h3 = _H3_RE.match(line)
-            if h3:
-                blocks.append((h3.group(1).strip(), []))
+            h3 = md_blocks.heading(line, 3)
+            if h3 is not None:
+                blocks.append((h3, []))
                 continue
         blocks[-1][1].append(line)
     return [(heading, "\n".join(lines).strip()) for heading, lines in blocks]

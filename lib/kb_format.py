@@ -18,7 +18,7 @@ from typing import Any, Iterable
 
 import yaml
 
-from . import text_de
+from . import md_blocks, text_de
 
 
 
@@ -56,10 +56,7 @@ ENTRY_ID = r"(?=(?:[0-9]+-)*[0-9]*[a-z])[a-z0-9]+(?:-[a-z0-9]+)+"
 ID_RE = re.compile(rf"^{ENTRY_ID}$")
 _STAND_RE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
 _BOM = b"\xef\xbb\xbf"
-FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")   # opening/closing line of a fenced code block
 _MARKUP_START = frozenset("#`~ ")
-_H1_RE = re.compile(r"^#[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
-_H2_RE = re.compile(r"^##[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 # "[lb-atz-09]" in the text (a date such as "[2026-01]" is no id: it holds no letter)
 _BODY_REF_RE = re.compile(rf"\[({ENTRY_ID})\]")
 
@@ -185,7 +182,7 @@ def _stand_text(value: Any) -> str:
     return "" if value is None else str(value).strip()
 
 
-def _stem(file: str) -> str:
+def _id_of_file(file: str) -> str:
     name = file.rsplit("/", 1)[-1]
     return name[:-3] if name.endswith(".md") else name
 
@@ -283,15 +280,6 @@ def _list_field(data: dict, key: str, file: str, issues: list[Issue]) -> list[st
     return result
 
 
-def closes_fence(line: str, fence: str) -> bool:
-    """Whether ``line`` closes a fenced code block opened with ``fence``: the same character, at least as
-    many of it, and nothing after it (CommonMark)."""
-    match = FENCE_RE.match(line)
-    if not match or match.group(1)[0] != fence[0] or len(match.group(1)) < len(fence):
-        return False
-    return not line.strip()[len(match.group(1)):].strip()
-
-
 def split_sections(body: str) -> tuple[list[Section], str]:
     """Split an entry body into H2 sections.
 
@@ -310,22 +298,22 @@ def split_sections(body: str) -> tuple[list[Section], str]:
             # fast path: plain text lines cannot be headings or fences
             (current[1] if current is not None else preamble).append(line)
             continue
-        fence_match = FENCE_RE.match(line)
+        fence_match = md_blocks.FENCE_RE.match(line)
         if fence is not None:
-            if closes_fence(line, fence):
+            if md_blocks.closes_fence(line, fence):
                 fence = None
         elif fence_match:
             fence = fence_match.group(1)
         else:
-            h2 = _H2_RE.match(line)
-            if h2:
-                current = (h2.group(1).strip(), [])
+            h2 = md_blocks.heading(line, 2)
+            if h2 is not None:
+                current = (h2, [])
                 raw_sections.append(current)
                 continue
             if current is None and not h1:
-                h1_match = _H1_RE.match(line)
-                if h1_match:
-                    h1 = h1_match.group(1).strip()
+                h1_match = md_blocks.heading(line, 1)
+                if h1_match is not None:
+                    h1 = h1_match
                     continue
         (current[1] if current is not None else preamble).append(line)
     sections: list[Section] = []
@@ -403,7 +391,7 @@ def _parse(raw: bytes, file: str) -> tuple[ParsedEntry | None, str | None, list[
                             "Kleinbuchstaben, Ziffern und Bindestrichen (z. B. 'lb-atz-07')."))
     else:
         known_id = raw_id.strip()
-        if _stem(file) != known_id or not file.endswith(".md"):
+        if _id_of_file(file) != known_id or not file.endswith(".md"):
             issues.append(Issue(file, ERROR, "id_filename_mismatch",
                                 f"Die ID '{known_id}' passt nicht zum Dateinamen; die Datei muss "
                                 f"'{known_id}.md' heißen."))
@@ -609,7 +597,7 @@ def load_batch(files: dict[str, bytes], known_ids: Iterable[str] | None = None) 
                             "Wissensbasis oder ein ZIP davon wählen."))
 
     # ids by file: the frontmatter id if it could be read, otherwise the file name
-    ids_by_file = {path: (known_id or _stem(path)) for path, _e, known_id, _i in parsed}
+    ids_by_file = {path: (known_id or _id_of_file(path)) for path, _e, known_id, _i in parsed}
     files_by_id: dict[str, list[str]] = {}
     for path, file_id in ids_by_file.items():
         files_by_id.setdefault(file_id, []).append(path)

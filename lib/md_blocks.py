@@ -1,15 +1,136 @@
-"""Markdown blocks of KB and answer text: paragraphs, table rows and cells, headings, sentences."""
+"""Markdown blocks of KB and answer text: headings, code fences, table rows, paragraphs, sentences.
+
+The one owner of these rules for the format parser (``kb_format``), the chunker (``chunking``)
+and the answer engine (``answer/``), so that a table row, a heading or a fence means the same
+everywhere.
+"""
 from __future__ import annotations
 
 import re
 
 from .text_de import fold_plain
 
-HEADING_RE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*?)[ \t#]*$")
+PROSE, TABLE, CODE = "prose", "table", "code"
+
+# ---------------------------------------------------------------------------- headings and fences
+
+# An ATX heading: up to three spaces, 1-6 "#", a space or tab, the text, an optional closing "#" sequence.
+_HEADING_RE = re.compile(r"^( {0,3})(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")   # opening/closing line of a fenced code block
+
+
+def heading(line: str, level: int | None = None, indented: bool = False) -> str | None:
+    """The text of a heading line, or None.
+
+    ``level`` asks for that level only; the KB format writes headings at the line start, so an
+    indented heading counts only with ``indented=True`` (what a Markdown renderer would show).
+    """
+    match = _HEADING_RE.match(line)
+    if not match or (match.group(1) and not indented) or (level and len(match.group(2)) != level):
+        return None
+    return match.group(3).strip()
+
+
+def closes_fence(line: str, fence: str) -> bool:
+    """Whether ``line`` closes a fenced code block opened with ``fence``: the same character, at least as
+    many of it, and nothing after it (CommonMark)."""
+    match = FENCE_RE.match(line)
+    if not match or match.group(1)[0] != fence[0] or len(match.group(1)) < len(fence):
+        return False
+    return not line.strip()[len(match.group(1)):].strip()
+
+
+# ---------------------------------------------------------------------------- tables
+
+TABLE_CELL_MARKUP_RE = re.compile(r"\*\*|__|`")
+
+
+def is_table_row(line: str) -> bool:
+    return line.lstrip().startswith("|")
+
+
+def is_table_separator(line: str) -> bool:
+    stripped = line.strip()
+    return stripped.startswith("|") and "-" in stripped and set(stripped) <= set("|:- \t")
+
+
+def cell(text: str) -> str:
+    """A table cell's text without emphasis or code markup, spaces collapsed."""
+    return " ".join(TABLE_CELL_MARKUP_RE.sub("", text).split())
+
+
+def cells(line: str) -> list[str]:
+    return [cell(c) for c in line.strip().strip("|").split("|")]
+
+
+# ---------------------------------------------------------------------------- blocks and paragraphs
+
+
+def paragraphs(text: str) -> list[list[str]]:
+    """Blank-line separated paragraphs, each a list of its non-empty lines."""
+    found: list[list[str]] = []
+    current: list[str] = []
+    for line in (text or "").replace("\r\n", "\n").split("\n"):
+        if line.strip():
+            current.append(line)
+        elif current:
+            found.append(current)
+            current = []
+    if current:
+        found.append(current)
+    return found
+
+
+def blocks(text: str) -> list[tuple[str, str]]:
+    """Split Markdown text into (kind, text) blocks: prose paragraphs, tables, code fences."""
+    found: list[tuple[str, str]] = []
+    current: list[str] = []
+    kind = PROSE
+    fence: str | None = None
+
+    def flush() -> None:
+        nonlocal current
+        joined = "\n".join(current).strip("\n")
+        if joined.strip():
+            found.append((kind, joined))
+        current = []
+
+    for line in text.split("\n"):
+        if fence is not None:
+            current.append(line)
+            if closes_fence(line, fence):
+                fence = None
+                flush()
+                kind = PROSE
+            continue
+        match = FENCE_RE.match(line)
+        if match:
+            flush()
+            fence, kind = match.group(1), CODE
+            current.append(line)
+            continue
+        if not line.strip():
+            flush()
+            kind = PROSE
+            continue
+        line_kind = TABLE if is_table_row(line) else PROSE
+        if line_kind != kind and current:
+            flush()
+        kind = line_kind
+        current.append(line)
+    flush()
+    return found
+
+
+# ---------------------------------------------------------------------------- sentences
+
 _SENTENCE_END_RE = re.compile(r"[.!?]\s+(?=[A-ZÄÖÜ„\"(*⚠])")
 _ABBREVIATIONS = frozenset(
     "abs art bzw ca dh etc evtl gem ggf idf inkl insb ivm lit lt max mind nr rz sog usw vgl zb zt".split()
 )
+# Where the chunker may cut a too-long line: after any clause end (. ! ? ; :). Cheaper and coarser than
+# split_sentences, and part of the chunk hashes, so it stays as it is.
+CLAUSE_END_RE = re.compile(r"(?<=[.!?;:])\s+")
 
 
 def split_sentences(text: str) -> list[str]:
@@ -26,41 +147,3 @@ def split_sentences(text: str) -> list[str]:
         start = match.end()
     sentences.append(text[start:].strip())
     return [s for s in sentences if s]
-
-
-def paragraphs(text: str) -> list[list[str]]:
-    """Blank-line separated paragraphs, each a list of its non-empty lines."""
-    paragraphs: list[list[str]] = []
-    current: list[str] = []
-    for line in (text or "").replace("\r\n", "\n").split("\n"):
-        if line.strip():
-            current.append(line)
-        elif current:
-            paragraphs.append(current)
-            current = []
-    if current:
-        paragraphs.append(current)
-    return paragraphs
-
-
-
-def is_table_row(line: str) -> bool:
-    return line.lstrip().startswith("|")
-
-
-def is_table_separator(line: str) -> bool:
-    stripped = line.strip()
-    return stripped.startswith("|") and "-" in stripped and set(stripped) <= set("|:- \t")
-
-
-
-TABLE_CELL_MARKUP_RE = re.compile(r"\*\*|__|`")
-
-
-def cell(text: str) -> str:
-    return " ".join(TABLE_CELL_MARKUP_RE.sub("", text).split())
-
-
-def cells(line: str) -> list[str]:
-    return [cell(c) for c in line.strip().strip("|").split("|")]
-

@@ -16,7 +16,6 @@ from .types import REFUSAL_TEXT, Conflict, ContextBlock
 # Tags that structure the user message; the same tags inside KB text, titles or
 # the question are neutralised so that data cannot close or open a section.
 _TAG_RE = re.compile(r"<(\s*/?\s*(?:wissensbasis|konflikte|frage|hinweis|system)\b[^<>]*)>", re.I)
-md_blocks.HEADING_RE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*?)[ \t#]*$")
 
 
 def neutralise_tags(text: str) -> str:
@@ -38,8 +37,8 @@ def clean_block_text(text: str) -> str:
     """
     lines = []
     for line in neutralise_tags((text or "").replace("\r\n", "\n").replace("\r", "\n")).split("\n"):
-        match = md_blocks.HEADING_RE.match(line)
-        lines.append(f"**{match.group(1)}**" if match else line.rstrip())
+        title = md_blocks.heading(line, indented=True)
+        lines.append(f"**{title}**" if title is not None else line.rstrip())
     # a cross reference inside the text ("[lb-atz-09]") is not a source the model has read: written as
     # "(→ lb-atz-09)" it cannot be copied as a citation by accident
     return _XREF_RE.sub(lambda m: f"(→ {m.group(1)})", "\n".join(lines).strip("\n"))

@@ -1,7 +1,7 @@
 """Tests for lib.chunking: section chunks, splitting, overlap and stable hashes."""
 import math
 
-from lib import chunking, kb_format
+from lib import chunking, kb_format, md_blocks
 
 FRONT = """---
 id: lb-sz-02
@@ -52,7 +52,7 @@ def test_one_chunk_per_section():
     assert [c.position for c in chunks] == [0, 1, 2, 3, 4]
     assert chunks[1].heading_path == "Kernwerte & Fristen"
     assert chunks[1].text.startswith("| Wert | Betrag |") and "€ 2.100" in chunks[1].text
-    assert chunks[0].token_estimate == math.ceil(len(chunks[0].text) / 4)
+    assert chunks[0].token_estimate == math.ceil(len(chunks[0].text) / 3.5)
     assert len({c.content_hash for c in chunks}) == 5
 
 
@@ -161,9 +161,9 @@ def test_code_fence_is_not_split_at_blank_lines():
 
 def test_fence_with_text_after_it_does_not_close_the_block_in_sections_or_chunks():
     # "``` python" inside a fence is content (CommonMark); section and H3 splitting agree on it
-    assert kb_format.closes_fence("```", "```") and kb_format.closes_fence("  ````  ", "```")
-    assert not kb_format.closes_fence("``` python", "```")
-    assert not kb_format.closes_fence("~~~", "```") and not kb_format.closes_fence("``", "```")
+    assert md_blocks.closes_fence("```", "```") and md_blocks.closes_fence("  ````  ", "```")
+    assert not md_blocks.closes_fence("``` python", "```")
+    assert not md_blocks.closes_fence("~~~", "```") and not md_blocks.closes_fence("``", "```")
     code = "```\n``` python\n### Keine Überschrift\n```"
     filler = "\n\n".join(sentence(n) for n in range(12))
     body = BODY.replace("Lohnart 300 für den Urlaubszuschuss.", f"{filler}\n\n{code}\n\n### Echte Überschrift\n\n{filler}")

@@ -56,3 +56,26 @@ def test_the_test_doubles_live_in_testing_and_scripts_holds_entry_points():
     for command in ("ollama_standin.py", "gen_synthetic_kb.py"):
         source = (REPO / "scripts" / command).read_text(encoding="utf-8")
         assert len(source.splitlines()) < 25 and "from testing." in source, command
+
+
+def _definitions(pattern):
+    """Files of lib/ whose source matches ``pattern`` (a regular expression), relative to the repository."""
+    import re
+
+    rx = re.compile(pattern, re.M)
+    return sorted(str(p.relative_to(REPO)) for p in _python_files("lib") if rx.search(p.read_text(encoding="utf-8")))
+
+
+def test_each_text_primitive_has_one_definition():
+    # folding: umlaut tables and accent stripping (pii.py folds names for matching on purpose the other
+    # way, ä/ae -> a, with its own letter table: a different primitive)
+    assert _definitions(r"maketrans|\(\"ä\", \"ae\"\)|unicodedata\.combining") == ["lib/pii.py", "lib/text_de.py"]
+    # table rows, headings, fences
+    assert _definitions(r"startswith\(\"\|\"\)") == ["lib/md_blocks.py"]
+    assert _definitions(r"#\{1,6\}|\^##|\^###|`\{3,\}") == ["lib/md_blocks.py"]
+    # the entry-id pattern
+    assert _definitions(r"\[a-z0-9\]\+\(\?:-\[a-z0-9\]\+\)\+") == ["lib/kb_format.py"]
+    # stemming, stopword lists, the token estimate
+    assert _definitions(r"^def (?:\w*_)?stem\(") == ["lib/text_de.py"]
+    assert _definitions(r"^\w*STOPWORDS = ") == ["lib/text_de.py"]
+    assert _definitions(r"^def estimate_tokens\(") == ["lib/ollama.py"]
