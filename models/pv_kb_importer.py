@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from odoo import api, fields, models
 from odoo.exceptions import UserError
 
-from ..lib import chunking, import_plan, kb_format, rendering, zip_guard
+from ..lib import chunking, import_plan, kb_batch, kb_format, rendering, zip_guard
 
 _logger = logging.getLogger(__name__)
 
@@ -57,13 +57,13 @@ class PvKbImporter(models.AbstractModel):
 
     @api.model
     def _plan(self, files: dict[str, bytes], mode: str):
-        batch = kb_format.load_batch(files)
+        batch = kb_batch.load_batch(files)
         base = self._base_state()
         if mode == "sync":
             known = {e.id for e in batch.entries}
         else:
             known = {kb_id for kb_id, st in base.items() if st.active} | {e.id for e in batch.entries}
-        issues = list(batch.issues) + kb_format.check_cross_refs(batch.entries, known)
+        issues = list(batch.issues) + kb_batch.check_cross_refs(batch.entries, known)
         plan = import_plan.plan_import(batch.entries, issues, base, mode=mode, files_seen=batch.files_seen)
         return batch, plan
 

@@ -22,7 +22,7 @@ import json
 import pathlib
 from dataclasses import asdict
 
-from lib import chunking, kb_format, zip_guard
+from lib import chunking, kb_batch, kb_format, zip_guard
 from lib.answer.conflicts import detect_conflicts
 from lib.answer.types import EntryFacts
 
@@ -36,7 +36,7 @@ PINS = pathlib.Path(__file__).resolve().parent / "data" / "demo_pins.json"
 def demo_entries(root: pathlib.Path = DEMO_KB) -> list[kb_format.ParsedEntry]:
     """The demo KB's entries as the importer parses them (a batch that must be valid)."""
     files = zip_guard.kb_root_files(zip_guard.read_folder(str(root)))
-    batch = kb_format.load_batch(files, known_ids=set())
+    batch = kb_batch.load_batch(files, known_ids=set())
     if not batch.ok:
         raise ValueError(f"the demo KB does not parse: {batch.errors}")
     return sorted(batch.entries, key=lambda e: e.id)

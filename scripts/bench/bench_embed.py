@@ -28,7 +28,7 @@ import time
 REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from lib import chunking, kb_format, ollama  # noqa: E402
+from lib import chunking, kb_batch, ollama  # noqa: E402
 from testing import standin, synthetic_kb  # noqa: E402
 
 
@@ -37,7 +37,7 @@ def chunk_texts(n, prefix=""):
     with tempfile.TemporaryDirectory() as tmp:
         root = synthetic_kb.generate(tmp, entries=max(20, n // 4), seed=11, prefix="bench")
         files = {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
-    batch = kb_format.load_batch(files)
+    batch = kb_batch.load_batch(files)
     texts = [prefix + chunking.embed_text(c, e.title, e.id) for e in batch.entries for c in chunking.chunk_entry(e)]
     if len(texts) < n:
         raise SystemExit(f"only {len(texts)} chunks generated, {n} asked for")

@@ -11,7 +11,7 @@ import time
 REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from lib import chunking, kb_format, text_de  # noqa: E402
+from lib import chunking, kb_batch, text_de  # noqa: E402
 from testing import synthetic_kb  # noqa: E402
 
 
@@ -28,7 +28,7 @@ with tempfile.TemporaryDirectory() as tmp:
     root = synthetic_kb.generate(tmp, entries=601, seed=7)
     files = {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 size = sum(len(b) for b in files.values())
-batch, t_parse = timed(lambda: kb_format.load_batch(files))
+batch, t_parse = timed(lambda: kb_batch.load_batch(files))
 chunks, t_chunk = timed(lambda: [c for e in batch.entries for c in chunking.chunk_entry(e)])
 texts = [c.text for c in chunks]
 lexicon, t_lex = timed(lambda: text_de.build_lexicon(texts))

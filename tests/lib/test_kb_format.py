@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from lib import kb_format
+from lib import kb_batch, kb_format
 
 DEMO_KB = pathlib.Path(__file__).resolve().parents[2] / "data" / "demo_kb" / "wissensbasis"
 
@@ -267,7 +267,7 @@ def test_parse_entry_never_raises_on_garbage():
 def test_clean_batch():
     files = batch_files()
     files["INDEX.md"] = b"# Index\n"
-    batch = kb_format.load_batch(files)
+    batch = kb_batch.load_batch(files)
     assert batch.ok and batch.issues == []
     assert [e.id for e in batch.entries] == ["lb-atz-07", "lb-atz-09"]
     assert batch.files_seen == 2 and batch.kb_json["count"] == 2
@@ -277,7 +277,7 @@ def test_unexpected_file_is_warning():
     files = batch_files()
     files["notizen.txt"] = b"x"
     files["dokumente/sub/lb-atz-10.md"] = entry_text("lb-atz-10").encode()
-    batch = kb_format.load_batch(files)
+    batch = kb_batch.load_batch(files)
     assert batch.ok
     assert [(i.file, i.code) for i in batch.issues] == [
         ("dokumente/sub/lb-atz-10.md", "unexpected_file"), ("notizen.txt", "unexpected_file")]
@@ -286,7 +286,7 @@ def test_unexpected_file_is_warning():
 def test_entry_with_error_is_left_out_and_named():
     files = batch_files()
     files["dokumente/lb-atz-09.md"] = entry_text("lb-atz-09", stand="2026-13").encode()
-    batch = kb_format.load_batch(files)
+    batch = kb_batch.load_batch(files)
     assert not batch.ok
     assert [e.id for e in batch.entries] == ["lb-atz-07"]
     assert [(i.file, i.code) for i in batch.errors] == [("dokumente/lb-atz-09.md", "stand_invalid")]
@@ -295,7 +295,7 @@ def test_entry_with_error_is_left_out_and_named():
 def test_duplicate_id_names_both_files():
     files = batch_files()
     files["dokumente/lb-atz-99.md"] = entry_text("lb-atz-07").encode()
-    batch = kb_format.load_batch(files)
+    batch = kb_batch.load_batch(files)
     dup = [i for i in batch.issues if i.code == "id_duplicate"]
     assert sorted(i.file for i in dup) == ["dokumente/lb-atz-07.md", "dokumente/lb-atz-99.md"]
     assert "dokumente/lb-atz-99.md" in next(i for i in dup if i.file == "dokumente/lb-atz-07.md").message
@@ -305,12 +305,12 @@ def test_duplicate_id_names_both_files():
 def test_kbjson_missing_and_invalid():
     files = batch_files()
     del files["kb.json"]
-    batch = kb_format.load_batch(files)
+    batch = kb_batch.load_batch(files)
     assert [(i.file, i.code) for i in batch.errors] == [("kb.json", "kbjson_missing")]
     assert batch.kb_json is None
     for bad in (b"{not json", b'["a"]', b'{"count": 2}', "{\"count\": 2, \"entries\": []}".encode("utf-16")):
         files["kb.json"] = bad
-        batch = kb_format.load_batch(files)
+        batch = kb_batch.load_batch(files)
         assert codes(batch.errors) == ["kbjson_invalid"], bad
 
 
@@ -319,17 +319,17 @@ def test_kbjson_count_mismatch():
     data = json.loads(files["kb.json"])
     data["count"] = 3
     files["kb.json"] = json.dumps(data).encode()
-    batch = kb_format.load_batch(files)
+    batch = kb_batch.load_batch(files)
     assert codes(batch.errors) == ["kbjson_count", "kbjson_count"]   # vs. its list and vs. the files
     data["count"] = "2"
     files["kb.json"] = json.dumps(data).encode()
-    assert codes(kb_format.load_batch(files).errors) == ["kbjson_invalid"]
+    assert codes(kb_batch.load_batch(files).errors) == ["kbjson_invalid"]
 
 
 def test_kbjson_ids_without_file_and_files_without_id_each_named():
     files = batch_files(("lb-atz-07", "lb-atz-09", "lb-atz-10"))
     files["kb.json"] = kb_json(["lb-atz-07", "lb-atz-11", "lb-atz-12"])
-    batch = kb_format.load_batch(files)
+    batch = kb_batch.load_batch(files)
     missing = [i for i in batch.issues if i.code == "kbjson_missing_id"]
     extra = [i for i in batch.issues if i.code == "kbjson_extra_file"]
     assert sorted(i.message.split("'")[1] for i in missing) == ["lb-atz-11", "lb-atz-12"]
@@ -342,7 +342,7 @@ def test_kbjson_field_mismatch_is_warning():
     files = batch_files()
     files["kb.json"] = kb_json(["lb-atz-07", "lb-atz-09"],
                                **{"lb-atz-09": {"title": "Anderer Titel", "stand": "2025-12"}})
-    batch = kb_format.load_batch(files)
+    batch = kb_batch.load_batch(files)
     assert batch.ok
     mism = [i for i in batch.issues if i.code == "kbjson_mismatch"]
     assert len(mism) == 2 and {i.file for i in mism} == {"dokumente/lb-atz-09.md"}
@@ -351,7 +351,7 @@ def test_kbjson_field_mismatch_is_warning():
 
 
 def test_no_entries_is_error():
-    batch = kb_format.load_batch({"kb.json": kb_json([])})
+    batch = kb_batch.load_batch({"kb.json": kb_json([])})
     assert codes(batch.errors) == ["no_entries"] and batch.errors[0].file == ""
 
 
@@ -359,7 +359,7 @@ def test_issues_sorted_by_file_then_level():
     files = batch_files()
     files["dokumente/lb-atz-09.md"] = entry_text("lb-atz-09", cross_refs="lb-atz-07", stand="2026-13").encode()
     files["zz.txt"] = b""
-    batch = kb_format.load_batch(files)
+    batch = kb_batch.load_batch(files)
     keys = [(i.file, i.level) for i in batch.issues]
     assert keys == sorted(keys, key=lambda k: (k[0], k[1] != "error"))
     assert keys[0] == ("dokumente/lb-atz-09.md", "error") and ("dokumente/lb-atz-09.md", "warning") in keys
@@ -369,14 +369,14 @@ def test_cross_refs():
     files = batch_files(("lb-atz-07",))
     files["dokumente/lb-atz-07.md"] = entry_text(
         cross_refs="[lb-atz-09, lb-atz-12]", body=BODY + "\nSiehe auch [lb-sz-02] und [2026-01].\n").encode()
-    batch = kb_format.load_batch(files)
+    batch = kb_batch.load_batch(files)
     assert batch.ok and batch.issues == []          # not checked without known_ids
-    issues = kb_format.check_cross_refs(batch.entries, {"lb-atz-12"})
+    issues = kb_batch.check_cross_refs(batch.entries, {"lb-atz-12"})
     assert [(i.code, i.file) for i in issues] == [("crossref_dangling", "dokumente/lb-atz-07.md"),
                                                  ("bodyref_dangling", "dokumente/lb-atz-07.md")]
     assert "'lb-atz-09'" in issues[0].message and "lb-sz-02" in issues[1].message
-    assert kb_format.check_cross_refs(batch.entries, {"lb-atz-09", "lb-atz-12", "lb-sz-02"}) == []
-    checked = kb_format.load_batch(files, known_ids={"lb-atz-09"})
+    assert kb_batch.check_cross_refs(batch.entries, {"lb-atz-09", "lb-atz-12", "lb-sz-02"}) == []
+    checked = kb_batch.load_batch(files, known_ids={"lb-atz-09"})
     assert sorted(i.code for i in checked.issues) == ["bodyref_dangling", "crossref_dangling"]
 
 
@@ -392,14 +392,14 @@ def test_batch_of_601_entries_is_fast():
     files["kb.json"] = kb_json(ids)
     size = sum(len(b) for b in files.values())
     assert size > 4_000_000
-    batch = kb_format.load_batch(files)   # speed: scripts/bench/bench_lib.py
+    batch = kb_batch.load_batch(files)   # speed: scripts/bench/bench_lib.py
     assert batch.ok and len(batch.entries) == 601
 
 
 @pytest.mark.skipif(not (DEMO_KB / "kb.json").exists(), reason="demo KB not present")
 def test_demo_kb_is_clean():
     files = {p.relative_to(DEMO_KB).as_posix(): p.read_bytes() for p in DEMO_KB.rglob("*") if p.is_file()}
-    batch = kb_format.load_batch(files, known_ids=set())
+    batch = kb_batch.load_batch(files, known_ids=set())
     assert batch.errors == []
     assert len(batch.entries) == batch.kb_json["count"]
 
@@ -414,7 +414,7 @@ def test_an_unexpected_parser_exception_is_an_error_of_that_file_only(monkeypatc
             raise RuntimeError("kaputt")
         return real(raw, file)
     monkeypatch.setattr(kb_format, "_parse", flaky)
-    batch = kb_format.load_batch(files)
+    batch = kb_batch.load_batch(files)
     internal = [i for i in batch.issues if i.code == "internal"]
     assert [(i.file, i.level) for i in internal] == [(victim, kb_format.ERROR)]
     assert "RuntimeError: kaputt" in internal[0].message

@@ -9,7 +9,7 @@ import zipfile
 
 import pytest
 
-from lib import kb_format, zip_guard
+from lib import kb_batch, zip_guard
 
 ENTRY = """---
 id: lb-atz-07
@@ -70,7 +70,7 @@ def test_clean_zip_round_trips(tmp_path):
     assert "wissensbasis/dokumente/" not in files          # directories are skipped
     root = zip_guard.kb_root_files(files)
     assert sorted(root) == ["INDEX.md", "dokumente/lb-atz-07.md", "kb.json"]
-    batch = kb_format.load_batch(root)
+    batch = kb_batch.load_batch(root)
     assert batch.ok and [e.id for e in batch.entries] == ["lb-atz-07"]
     # the same from a path and from an open file
     path = tmp_path / "kb.zip"
@@ -206,7 +206,7 @@ def test_read_folder_reads_files_and_skips_hidden(tmp_path):
     os.mkfifo(tmp_path / "wissensbasis" / "pipe")   # not a regular file: must not block or be read
     files = zip_guard.read_folder(tmp_path)
     assert sorted(files) == ["wissensbasis/dokumente/lb-atz-07.md", "wissensbasis/kb.json"]
-    assert kb_format.load_batch(zip_guard.kb_root_files(files)).ok
+    assert kb_batch.load_batch(zip_guard.kb_root_files(files)).ok
 
 
 def test_read_folder_symlinks(tmp_path):
@@ -254,7 +254,7 @@ def test_kb_root_without_kbjson_uses_dokumente_folder():
     files = {"export/wissensbasis/dokumente/lb-atz-07.md": ENTRY, "export/readme.txt": b"x"}
     root = zip_guard.kb_root_files(files)
     assert sorted(root) == ["dokumente/lb-atz-07.md"]
-    assert [i.code for i in kb_format.load_batch(root).errors] == ["kbjson_missing"]
+    assert [i.code for i in kb_batch.load_batch(root).errors] == ["kbjson_missing"]
 
 
 def test_kb_root_prefers_shallowest_and_refuses_ambiguity():
