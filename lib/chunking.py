@@ -185,20 +185,11 @@ def _split_text(text: str, max_chars: int, overlap_chars: int) -> list[str]:
 def _h3_blocks(text: str) -> list[tuple[str, str]]:
     """Split section text at H3 headings: [(h3 heading or "", body)], fences respected."""
     blocks: list[tuple[str, list[str]]] = [("", [])]
-    fence: str | None = None
-    for line in text.split("\n"):
-        match = md_blocks.FENCE_RE.match(line)
-        if fence is not None:
-            if md_blocks.closes_fence(line, fence):
-                fence = None
-        elif match:
-            fence = match.group(1)
+    for line, level, title in md_blocks.lines_with_headings(text):
+        if level == 3:
+            blocks.append((title, []))
         else:
-            h3 = md_blocks.heading(line, 3)
-            if h3 is not None:
-                blocks.append((h3, []))
-                continue
-        blocks[-1][1].append(line)
+            blocks[-1][1].append(line)
     return [(heading, "\n".join(lines).strip()) for heading, lines in blocks]
 
 

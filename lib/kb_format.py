@@ -56,7 +56,6 @@ ENTRY_ID = r"(?=(?:[0-9]+-)*[0-9]*[a-z])[a-z0-9]+(?:-[a-z0-9]+)+"
 ID_RE = re.compile(rf"^{ENTRY_ID}$")
 _STAND_RE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
 BOM = b"\xef\xbb\xbf"
-_MARKUP_START = frozenset("#`~ ")
 # "[lb-atz-09]" in the text (a date such as "[2026-01]" is no id: it holds no letter)
 BODY_REF_RE = re.compile(rf"\[({ENTRY_ID})\]")
 
@@ -269,31 +268,14 @@ def split_sections(body: str) -> tuple[list[Section], str]:
     preamble: list[str] = []
     current: tuple[str, list[str]] | None = None
     raw_sections: list[tuple[str, list[str]]] = []
-    fence: str | None = None
-    for line in body.split("\n"):
-        first = line[:1]
-        if first not in _MARKUP_START or (first == " " and line.lstrip(" ")[:1] not in "`~"):
-            # fast path: plain text lines cannot be headings or fences
-            (current[1] if current is not None else preamble).append(line)
-            continue
-        fence_match = md_blocks.FENCE_RE.match(line)
-        if fence is not None:
-            if md_blocks.closes_fence(line, fence):
-                fence = None
-        elif fence_match:
-            fence = fence_match.group(1)
+    for line, level, title in md_blocks.lines_with_headings(body):
+        if level == 2:
+            current = (title, [])
+            raw_sections.append(current)
+        elif level == 1 and current is None and not h1:
+            h1 = title
         else:
-            h2 = md_blocks.heading(line, 2)
-            if h2 is not None:
-                current = (h2, [])
-                raw_sections.append(current)
-                continue
-            if current is None and not h1:
-                h1_match = md_blocks.heading(line, 1)
-                if h1_match is not None:
-                    h1 = h1_match
-                    continue
-        (current[1] if current is not None else preamble).append(line)
+            (current[1] if current is not None else preamble).append(line)
     sections: list[Section] = []
     intro = "\n".join(preamble).strip()
     if intro:

@@ -7,6 +7,7 @@ everywhere.
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
 from .text_de import fold_plain
 
@@ -38,6 +39,35 @@ def closes_fence(line: str, fence: str) -> bool:
     if not match or match.group(1)[0] != fence[0] or len(match.group(1)) < len(fence):
         return False
     return not line.strip()[len(match.group(1)):].strip()
+
+
+_MARKUP_START = frozenset("#`~ ")
+
+
+def lines_with_headings(text: str) -> Iterator[tuple[str, int, str]]:
+    """Each line of ``text`` with its heading level and title: (line, 0, "") for a line that is no heading.
+
+    Headings count at the line start only, never inside a fenced code block.
+    """
+    fence: str | None = None
+    for line in text.split("\n"):
+        first = line[:1]
+        if first not in _MARKUP_START or (first == " " and line.lstrip(" ")[:1] not in "`~"):
+            yield line, 0, ""   # fast path: plain text is neither a heading nor a fence
+            continue
+        if fence is not None:
+            if closes_fence(line, fence):
+                fence = None
+        else:
+            match = FENCE_RE.match(line)
+            if match:
+                fence = match.group(1)
+            else:
+                found = _HEADING_RE.match(line)
+                if found and not found.group(1):
+                    yield line, len(found.group(2)), found.group(3).strip()
+                    continue
+        yield line, 0, ""
 
 
 # ---------------------------------------------------------------------------- tables

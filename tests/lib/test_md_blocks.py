@@ -39,3 +39,9 @@ def test_sentences_and_clause_ends():
         "Der 13. und 14. Bezug sind begünstigt.",
         "Sonstige Bezüge, z. B. Prämien, zählen gem. Abs. 2 mit.", "Fertig!"]
     assert md.CLAUSE_END_RE.split("Erstens; zweitens: drittens.") == ["Erstens;", "zweitens:", "drittens."]
+
+
+def test_lines_with_headings_skip_fenced_code_and_indented_lines():
+    text = "# Titel\n## Zwei\n```\n## kein Titel\n```\n  ## eingerückt\n### Drei ###\nText"
+    assert [(level, title) for _line, level, title in md.lines_with_headings(text)] == [
+        (1, "Titel"), (2, "Zwei"), (0, ""), (0, ""), (0, ""), (0, ""), (3, "Drei"), (0, "")]
