@@ -27,6 +27,7 @@
             "pv_kb/static/src/**/*",
         ],
         "web.assets_unit_tests": [
+            "pv_kb/static/tests/pv_kb_test_helpers.js",
             "pv_kb/static/tests/**/*.test.js",
         ],
         "web.assets_tests": [

@@ -1,0 +1,53 @@
+import { beforeEach, describe, expect, test } from "@odoo/hoot";
+import { allowTranslations, defineWebModels } from "@web/../tests/web_test_helpers";
+import { applyStreamEvent, makeTurn, NdjsonDecoder } from "@pv_kb/chat_stream";
+import { CITATIONS, finalEvent } from "@pv_kb/../tests/pv_kb_test_helpers";
+
+defineWebModels();
+
+describe("answer stream", () => {
+    beforeEach(allowTranslations);
+
+    test("the NDJSON decoder joins lines cut anywhere, also inside a UTF-8 character", () => {
+        const bytes = new TextEncoder().encode(
+            '{"type":"delta","text":"Grüße"}\n{"type":"reset"}\n{"type":"delta","text":"§ 67"}'
+        );
+        const cut = bytes.indexOf(0xc3) + 1; // inside the two bytes of "ü"
+        const decoder = new NdjsonDecoder();
+        const first = decoder.push(bytes.slice(0, cut));
+        const second = decoder.push(bytes.slice(cut, cut + 20));
+        const third = decoder.push(bytes.slice(cut + 20));
+        const last = decoder.end();
+        expect(first).toEqual([]);
+        expect([...second, ...third, ...last]).toEqual([
+            { type: "delta", text: "Grüße" },
+            { type: "reset" },
+            { type: "delta", text: "§ 67" },
+        ]);
+    });
+
+    test("the decoder skips blank and broken lines", () => {
+        const decoder = new NdjsonDecoder();
+        const events = decoder.push('\n{"type":"delta","text":"a"}\nnot json\n{"no_type":1}\n');
+        expect(events).toEqual([{ type: "delta", text: "a" }]);
+    });
+
+    test("deltas append, reset clears, final replaces the text", () => {
+        const turn = makeTurn("Frage");
+        applyStreamEvent(turn, { type: "meta", query_id: 5, conversation_id: 3, retrieved: CITATIONS, mode: "fts" });
+        applyStreamEvent(turn, { type: "delta", text: "Erst" });
+        applyStreamEvent(turn, { type: "delta", text: "entwurf" });
+        expect(turn.answer).toBe("Erstentwurf");
+        expect(turn.queryId).toBe(5);
+        expect(turn.mode).toBe("fts");
+        applyStreamEvent(turn, { type: "reset" });
+        expect(turn.answer).toBe("");
+        expect(turn.status).toBe("streaming");
+        applyStreamEvent(turn, finalEvent({ status: "unsicher", violations: ["v1"] }));
+        expect(turn.status).toBe("unsicher");
+        expect(turn.answer).toInclude("€ 620");
+        expect(turn.violations).toEqual(["v1"]);
+        applyStreamEvent(turn, { type: "final", status: "kaputt", answer: "" });
+        expect(turn.status).toBe("fehler");
+    });
+});
