@@ -1,0 +1,258 @@
+"""Health check of the whole knowledge base: what a curator must look at.
+
+Computed from plain data (no Odoo import):
+
+* ``conflict``       – Kernwerte that contradict between entries sharing a topic or legal
+  basis (the answer engine's detector, run over the whole base);
+* ``stale``          – Stand older than a configurable age, or older than a newer entry of the
+  same topic/legal basis whose values differ (the older side of a conflict);
+* ``dangling_ref``   – a cross reference to an id that is not in the base;
+* ``oneway_ref``     – a cross reference the target does not return (a hint, not an error);
+* ``near_duplicate`` – two entries whose summaries/Kernwerte are nearly the same by meaning and
+  that do not reference each other (pairs come from the database's vector index);
+* ``embedding``      – entries without any embedding, sections whose embedding failed or was cut
+  at the model's context;
+* ``unretrieved``    – entries no logged question retrieved within the window (only once the log
+  holds enough questions).
+
+Every finding carries a stable ``key``: a re-run finds the same key and updates the stored
+finding instead of adding another one; a key no longer found means the finding is resolved.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+KINDS = ("conflict", "stale", "dangling_ref", "oneway_ref", "near_duplicate", "embedding", "unretrieved")
+SEVERITIES = ("high", "medium", "low", "info")
+SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
+
+_STAND_RE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
+
+
+@dataclass
+class EntryInfo:
+    """What the health check needs to know about one active entry."""
+
+    entry_id: str
+    title: str = ""
+    topic: str = ""
+    stand: str = ""
+    legal_bases: list[str] = field(default_factory=list)
+    cross_refs: list[str] = field(default_factory=list)
+    kernwerte_text: str = ""
+
+
+@dataclass
+class EmbeddingInfo:
+    """Embedding state of one entry's sections."""
+
+    entry_id: str
+    sections: int = 0
+    embedded: int = 0
+    failed: list[str] = field(default_factory=list)   # headings of sections whose embedding failed
+    cut: list[str] = field(default_factory=list)      # headings of sections cut at the model's context
+
+
+@dataclass
+class Finding:
+    kind: str
+    severity: str
+    entry_ids: list[str]
+    key: str
+    message: str
+
+    def __post_init__(self):
+        assert self.kind in KINDS, self.kind
+        assert self.severity in SEVERITIES, self.severity
+
+
+@dataclass
+class Options:
+    max_age_months: int = 36          # 0 = no age rule
+    near_duplicate_threshold: float = 0.95
+    unretrieved_min_questions: int = 50   # the rule waits for a log of at least this many questions
+    today: dt.date | None = None
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def stand_month(stand: str) -> tuple[int, int] | None:
+    match = _STAND_RE.match((stand or "").strip())
+    if not match:
+        return None
+    return int(match.group(1)), int(match.group(2))
+
+
+def months_between(stand: str, today: dt.date) -> int | None:
+    month = stand_month(stand)
+    if not month:
+        return None
+    return (today.year - month[0]) * 12 + (today.month - month[1])
+
+
+def _fold_key(text: str) -> str:
+    return " ".join(re.sub(r"[^\w%€]+", " ", (text or "").lower()).split())
+
+
+def _pair(a: str, b: str) -> tuple[str, str]:
+    return (a, b) if a <= b else (b, a)
+
+
+# --------------------------------------------------------------------------- finding kinds
+
+
+def conflict_findings(entries: list[EntryInfo], detect: Callable) -> tuple[list[Finding], list]:
+    """Conflicts across the whole base; ``detect`` is the answer engine's ``detect_conflicts``
+    taking a list of ``EntryFacts``-like objects (``facts`` builds them)."""
+    conflicts = detect(entries)
+    findings = []
+    for conflict in conflicts:
+        ids = sorted(conflict.entry_ids)
+        sides = "; ".join(f"[{i}] (Stand {conflict.stands.get(i, '?')}): {conflict.values.get(i, '–')}"
+                          for i in conflict.entry_ids)
+        findings.append(Finding(
+            "conflict", "high", ids, f"conflict:{','.join(ids)}:{_fold_key(conflict.key)}",
+            f"Widerspruch bei „{conflict.key}“: {sides}. Bitte klären, welcher Wert gilt, und den anderen "
+            "Eintrag korrigieren oder als Vorgeschichte kennzeichnen."))
+    return findings, conflicts
+
+
+def stale_findings(entries: list[EntryInfo], conflicts: Iterable, options: Options) -> list[Finding]:
+    """One finding per stale entry: too old, or superseded by a newer conflicting entry."""
+    today = options.today or dt.date.today()
+    reasons: dict[str, list[str]] = {}
+    superseded: set[str] = set()
+    for conflict in conflicts:
+        stands = {i: conflict.stands.get(i) or "" for i in conflict.entry_ids}
+        newest = max(stands.values())
+        newer = sorted(i for i, s in stands.items() if s == newest)
+        current = {conflict.values.get(i) for i in newer}
+        for entry_id, stand in stands.items():
+            if stand < newest and conflict.values.get(entry_id) not in current:
+                superseded.add(entry_id)
+                text = (f"älter als {', '.join(f'[{n}]' for n in newer)} (Stand {newest}), das für "
+                        f"„{conflict.key}“ einen anderen Wert nennt")
+                if text not in reasons.setdefault(entry_id, []):
+                    reasons[entry_id].append(text)
+    if options.max_age_months:
+        for entry in entries:
+            age = months_between(entry.stand, today)
+            if age is not None and age > options.max_age_months:
+                reasons.setdefault(entry.entry_id, []).insert(
+                    0, f"Stand {entry.stand} ist {age} Monate alt (Grenze {options.max_age_months} Monate)")
+    findings = []
+    for entry_id in sorted(reasons):
+        findings.append(Finding(
+            "stale", "medium" if entry_id in superseded else "low", [entry_id], f"stale:{entry_id}",
+            f"[{entry_id}] ist möglicherweise veraltet: " + "; ".join(reasons[entry_id]) + "."))
+    return findings
+
+
+def reference_findings(entries: list[EntryInfo], known_ids: set[str] | None = None) -> list[Finding]:
+    """Dangling references (to ids not in the base) and one-way references (not returned)."""
+    refs = {e.entry_id: [r for r in e.cross_refs if r and r != e.entry_id] for e in entries}
+    known = set(known_ids) if known_ids is not None else set(refs)
+    findings = []
+    for entry_id in sorted(refs):
+        for ref in dict.fromkeys(refs[entry_id]):
+            if ref not in known:
+                findings.append(Finding(
+                    "dangling_ref", "medium", [entry_id], f"dangling_ref:{entry_id}:{ref}",
+                    f"[{entry_id}] verweist auf „{ref}“, das es in der Wissensbasis nicht (mehr) gibt. "
+                    "Verweis korrigieren oder den Eintrag liefern."))
+            elif ref in refs and entry_id not in refs[ref]:
+                findings.append(Finding(
+                    "oneway_ref", "info", [entry_id, ref], f"oneway_ref:{entry_id}:{ref}",
+                    f"[{entry_id}] verweist auf [{ref}], aber [{ref}] nicht zurück. Prüfen, ob der Rückverweis "
+                    "fehlt."))
+    return findings
+
+
+def near_duplicate_findings(entries: list[EntryInfo], pairs: Iterable[tuple[str, str, float]],
+                            options: Options) -> list[Finding]:
+    """Pairs (a, b, cosine similarity) above the threshold without a cross reference either way."""
+    refs = {e.entry_id: set(e.cross_refs) for e in entries}
+    best: dict[tuple[str, str], float] = {}
+    for a, b, similarity in pairs:
+        if a == b or a not in refs or b not in refs or similarity < options.near_duplicate_threshold:
+            continue
+        if b in refs[a] or a in refs[b]:
+            continue
+        key = _pair(a, b)
+        best[key] = max(best.get(key, 0.0), similarity)
+    return [Finding("near_duplicate", "medium", [a, b], f"near_duplicate:{a}:{b}",
+                    f"[{a}] und [{b}] sind inhaltlich fast gleich (Ähnlichkeit {sim:.3f}) und verweisen nicht "
+                    "aufeinander. Zusammenführen oder gegenseitig verweisen.")
+            for (a, b), sim in sorted(best.items())]
+
+
+def embedding_findings(infos: Iterable[EmbeddingInfo]) -> list[Finding]:
+    findings = []
+    for info in sorted(infos, key=lambda i: i.entry_id):
+        if info.sections and not info.embedded:
+            findings.append(Finding(
+                "embedding", "high", [info.entry_id], f"embedding:none:{info.entry_id}",
+                f"[{info.entry_id}] hat keine einzige Einbettung ({info.sections} Abschnitte): die Suche nach "
+                "Bedeutung findet den Eintrag nicht. Einbettung starten bzw. Fehler prüfen."))
+            continue
+        if info.failed:
+            findings.append(Finding(
+                "embedding", "medium", [info.entry_id], f"embedding:failed:{info.entry_id}",
+                f"[{info.entry_id}]: Einbettung fehlgeschlagen für {len(info.failed)} Abschnitt(e): "
+                + ", ".join(info.failed[:5]) + "."))
+        if info.cut:
+            findings.append(Finding(
+                "embedding", "low", [info.entry_id], f"embedding:cut:{info.entry_id}",
+                f"[{info.entry_id}]: {len(info.cut)} Abschnitt(e) länger als der Kontext des Einbettungsmodells, "
+                "nur gekürzt eingebettet: " + ", ".join(info.cut[:5]) + "."))
+    return findings
+
+
+def unretrieved_findings(entries: list[EntryInfo], retrieved: set[str], questions: int, days: int,
+                         options: Options) -> list[Finding]:
+    """Entries no question retrieved in the last ``days`` days (when ``questions`` is large enough)."""
+    if questions < max(1, options.unretrieved_min_questions):
+        return []
+    return [Finding("unretrieved", "info", [e.entry_id], f"unretrieved:{e.entry_id}",
+                    f"[{e.entry_id}] wurde in den letzten {days} Tagen von keiner der {questions} Fragen gefunden. "
+                    "Ist der Eintrag noch nötig, oder fehlen ihm die Begriffe, mit denen gefragt wird?")
+            for e in sorted(entries, key=lambda e: e.entry_id) if e.entry_id not in retrieved]
+
+
+# --------------------------------------------------------------------------- the whole check
+
+
+def run_checks(entries: list[EntryInfo], *, detect: Callable, options: Options | None = None,
+               known_ids: set[str] | None = None, duplicate_pairs: Iterable[tuple[str, str, float]] = (),
+               embeddings: Iterable[EmbeddingInfo] = (), retrieved: set[str] | None = None,
+               questions: int = 0, days: int = 90) -> list[Finding]:
+    """All findings, most severe first, then by kind and key (deterministic)."""
+    options = options or Options()
+    conflicts_found, conflicts = conflict_findings(entries, detect)
+    findings = conflicts_found
+    findings += stale_findings(entries, conflicts, options)
+    findings += reference_findings(entries, known_ids)
+    findings += near_duplicate_findings(entries, duplicate_pairs, options)
+    findings += embedding_findings(embeddings)
+    if retrieved is not None:
+        findings += unretrieved_findings(entries, retrieved, questions, days, options)
+    findings.sort(key=lambda f: (SEVERITY_RANK[f.severity], KINDS.index(f.kind), f.key))
+    return findings
+
+
+@dataclass
+class Delta:
+    opened: list[str]
+    updated: list[str]
+    resolved: list[str]
+
+
+def reconcile(open_keys: Iterable[str], found_keys: Iterable[str]) -> Delta:
+    """What a run changes: keys newly found, found again, and open keys no longer found."""
+    open_set, found = set(open_keys), list(dict.fromkeys(found_keys))
+    return Delta([k for k in found if k not in open_set], [k for k in found if k in open_set],
+                 sorted(open_set - set(found)))
