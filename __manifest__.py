@@ -20,6 +20,7 @@
         "views/res_config_settings_views.xml",
         "views/pv_kb_query_views.xml",
         "wizards/pv_kb_import_wizard_views.xml",
+        "views/pv_kb_health_views.xml",
         "views/pv_kb_menus.xml",
     ],
     "assets": {

@@ -173,14 +173,19 @@ def reference_findings(entries: list[EntryInfo], known_ids: set[str] | None = No
 
 
 def near_duplicate_findings(entries: list[EntryInfo], pairs: Iterable[tuple[str, str, float]],
-                            options: Options) -> list[Finding]:
-    """Pairs (a, b, cosine similarity) above the threshold without a cross reference either way."""
+                            options: Options, conflicts: Iterable = ()) -> list[Finding]:
+    """Pairs (a, b, cosine similarity) above the threshold without a cross reference either way.
+
+    Two entries whose Kernwerte contradict are a conflict (and the older one stale), reported as
+    such: they are not a duplicate as well.
+    """
     refs = {e.entry_id: set(e.cross_refs) for e in entries}
+    contradicting = {_pair(a, b) for c in conflicts for a in c.entry_ids for b in c.entry_ids if a != b}
     best: dict[tuple[str, str], float] = {}
     for a, b, similarity in pairs:
         if a == b or a not in refs or b not in refs or similarity < options.near_duplicate_threshold:
             continue
-        if b in refs[a] or a in refs[b]:
+        if b in refs[a] or a in refs[b] or _pair(a, b) in contradicting:
             continue
         key = _pair(a, b)
         best[key] = max(best.get(key, 0.0), similarity)
@@ -236,7 +241,7 @@ def run_checks(entries: list[EntryInfo], *, detect: Callable, options: Options |
     findings = conflicts_found
     findings += stale_findings(entries, conflicts, options)
     findings += reference_findings(entries, known_ids)
-    findings += near_duplicate_findings(entries, duplicate_pairs, options)
+    findings += near_duplicate_findings(entries, duplicate_pairs, options, conflicts)
     findings += embedding_findings(embeddings)
     if retrieved is not None:
         findings += unretrieved_findings(entries, retrieved, questions, days, options)

@@ -9,3 +9,4 @@ from . import pv_kb_query
 from . import pv_kb_retriever
 from . import pv_kb_agent
 from . import pv_kb_evaluator
+from . import pv_kb_health

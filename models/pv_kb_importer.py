@@ -95,6 +95,7 @@ class PvKbImporter(models.AbstractModel):
             if touched:
                 self.env["pv.kb.entry"].with_context(active_test=False).search(
                     [("kb_id", "in", touched)]).write({"batch_id": record.id})
+            self.env["pv.kb.health.run"]._after_import(record)
         return ImportResult(plan, report, record, applied=(state == "done"))
 
     # --- applying ----------------------------------------------------------

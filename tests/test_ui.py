@@ -41,3 +41,16 @@ class TestUi(StandInCase, HttpCase):
                                                order="id desc", limit=1)
         self.assertEqual(query.question, "Wie hoch ist der Freibetrag für Sonderzahlungen?")
         self.assertEqual(query.feedback, "up")
+
+    def test_cockpit_tour(self):
+        """The overview, a health run from its button, the open conflicts, one finding, the gaps."""
+        self.import_demo()
+        self.embed_all()
+        self.env["pv.kb.query"].create([
+            {"question": "Kilometergeld für ein Elektrofahrrad?", "status": "verweigert"},
+            {"question": "Kilometergeld bei Fahrgemeinschaften?", "status": "unsicher"},
+        ])
+        self.env["pv.kb.health.run"]._run_health_check()
+        self.start_tour("/odoo/pv-kb-overview", "pv_kb_cockpit_tour", login="admin", timeout=180)
+        runs = self.env["pv.kb.health.run"].search([("trigger", "=", "manual")])
+        self.assertEqual(len(runs), 2, "the tour ran the check from the overview's button")

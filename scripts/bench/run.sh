@@ -9,6 +9,7 @@
 #                                            options: see bench_embed.py)
 #   scripts/bench/run.sh reembed DB          the same through the cron's code on DB (e.g. pv_kb_bench_import), rolled back
 #   scripts/bench/run.sh pipeline DB         agent overhead beyond the model calls on the demo gold set
+#   scripts/bench/run.sh health DB           health check of the whole base on DB (e.g. pv_kb_eval), five runs, rolled back
 #   scripts/bench/run.sh tune DB             grid over the fusion knobs on the demo gold set (DB with e5 embeddings)
 #   scripts/bench/run.sh pii [OPTIONS]       personal-data gate: precision/recall per detector on data/pii_eval.yaml,
 #                                            median time per question (pure Python, no Odoo; options: bench_pii.py)
@@ -76,11 +77,13 @@ SQL
         start_standin --embed-model bench-hash=hash
         trap 'kill $STANDIN_PID 2>/dev/null' EXIT
         STANDIN_URL=$STANDIN_URL shell "${1:?database}" "$REPO/scripts/bench/bench_reembed.py" ;;
+    health)
+        shell "${1:?database}" "$REPO/scripts/bench/bench_health.py" ;;
     pipeline)
         shell "${1:?database}" "$REPO/scripts/bench/bench_pipeline.py" ;;
     pii-odoo)
         db=${1:-pv_kb_bench_pii}
         [[ -n ${1:-} ]] || fresh_db $db
         shell $db "$REPO/scripts/bench/bench_pii_odoo.py" ;;
-    *) die "Aufruf: scripts/bench/run.sh import|retrieval DB|tune DB|scale [ENTRIES]|embed [OPTIONS]|reembed DB|pipeline DB|pii [OPTIONS]|pii-odoo [DB]" ;;
+    *) die "Aufruf: scripts/bench/run.sh import|retrieval DB|tune DB|scale [ENTRIES]|embed [OPTIONS]|reembed DB|pipeline DB|health [DB]|pii [OPTIONS]|pii-odoo [DB]" ;;
 esac

@@ -69,6 +69,13 @@ def test_near_duplicates_need_the_threshold_and_no_reference():
     assert "0.970" in found[0].message and found[0].key == "near_duplicate:a-x-01:a-x-02"
 
 
+def test_a_contradicting_pair_is_a_conflict_not_a_duplicate():
+    entries = [E("a-rk-01", kernwerte_text=KERN_A), E("a-rk-02", kernwerte_text=KERN_B, stand="2023-05")]
+    found = health.run_checks(entries, detect=detect, duplicate_pairs=[("a-rk-01", "a-rk-02", 0.99)],
+                              options=health.Options(max_age_months=0, today=TODAY))
+    assert sorted({f.kind for f in found}) == ["conflict", "stale"]
+
+
 def test_embedding_findings():
     infos = [health.EmbeddingInfo("a", 3, 0), health.EmbeddingInfo("b", 3, 3),
              health.EmbeddingInfo("c", 3, 2, failed=["Kernwerte"], cut=["Zusammenfassung"])]
