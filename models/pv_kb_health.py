@@ -12,7 +12,9 @@ from odoo import api, fields, models
 from odoo.exceptions import AccessError
 from odoo.tools import SQL
 
-from ..lib import gaps, grounding, health, ollama
+from ..lib import gaps, health, ollama
+from ..lib.answer.conflicts import detect_conflicts
+from ..lib.answer.types import EntryFacts
 
 _logger = logging.getLogger(__name__)
 
@@ -186,7 +188,7 @@ class PvKbHealthRun(models.Model):
         t = lap("read_more", t)
 
         def detect(entries):
-            return grounding.detect_conflicts([grounding.EntryFacts(
+            return detect_conflicts([EntryFacts(
                 e.entry_id, e.title, e.stand, e.topic, e.legal_bases, e.kernwerte_text) for e in entries])
 
         found = health.run_checks(

@@ -10,7 +10,7 @@ import json
 import resource
 import time
 
-from odoo.addons.pv_kb.scripts.ollama_standin import OllamaStandIn
+from odoo.addons.pv_kb.testing.standin import OllamaStandIn
 
 env = env  # noqa: F821 - provided by `odoo-bin shell`
 

@@ -8,10 +8,7 @@ import pytest
 
 from lib import gaps, kb_format
 
-try:   # the stand-in's deterministic hash embedding (moved to testing/ by the refactor of issue 10)
-    from testing.ollama_standin import hash_embed
-except ImportError:  # pragma: no cover - before that refactor
-    from scripts.ollama_standin import hash_embed
+from testing.standin.embedders import hash_embed   # the stand-in's deterministic hash embedding
 
 DEMO_KB = pathlib.Path(__file__).resolve().parents[2] / "data" / "demo_kb" / "wissensbasis"
 

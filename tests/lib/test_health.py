@@ -1,7 +1,9 @@
 """Health check findings from plain data (lib/health.py)."""
 import datetime as dt
 
-from lib import grounding, health
+from lib import health
+from lib.answer.conflicts import detect_conflicts
+from lib.answer.types import EntryFacts
 
 TODAY = dt.date(2026, 12, 1)
 KERN_A = "| Wert | Betrag |\n|---|---|\n| Kilometergeld Pkw | € 0,50 |"
@@ -9,8 +11,8 @@ KERN_B = "| Wert | Betrag |\n|---|---|\n| Kilometergeld Pkw | € 0,42 |"
 
 
 def detect(entries):
-    return grounding.detect_conflicts([grounding.EntryFacts(e.entry_id, e.title, e.stand, e.topic, e.legal_bases,
-                                                            e.kernwerte_text) for e in entries])
+    return detect_conflicts([EntryFacts(e.entry_id, e.title, e.stand, e.topic, e.legal_bases, e.kernwerte_text)
+                             for e in entries])
 
 
 def E(entry_id, **kw):
