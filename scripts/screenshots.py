@@ -173,8 +173,27 @@ def main(odoo_url, db, standin_url, out_dir):
         latencies.sort()
         print(f"first text in the panel after the model's first token: median {statistics.median(latencies):.0f} ms, "
               f"max {latencies[-1]:.0f} ms over {len(latencies)} questions")
+        cockpit(browser, odoo_url, out_dir)
     finally:
         browser.close()
+
+
+def cockpit(browser, odoo_url, out_dir):
+    """Wissensbasis › Übersicht after a health run started from its button, and the open findings."""
+    browser.call("Page.navigate", url=f"{odoo_url}/odoo/pv-kb-overview")
+    browser.wait_for("!!document.querySelector('.o_pv_kb_run_health:not([disabled])')", 90)
+    browser.eval("document.querySelector('.o_pv_kb_run_health').click()")
+    browser.wait_for("!!document.querySelector('.o_notification')", 90)
+    browser.wait_for("!!document.querySelector('.o_pv_kb_run_health:not([disabled])')", 90)
+    time.sleep(1.5)
+    browser.screenshot(f"{out_dir}/cockpit-overview.png")
+    print(f"screenshot {out_dir}/cockpit-overview.png")
+    browser.call("Page.navigate", url=f"{odoo_url}/odoo/pv-kb-findings")
+    browser.wait_for("document.querySelectorAll('.o_list_view .o_data_row, .o_list_view .o_group_header').length > 0", 60)
+    browser.eval("[...document.querySelectorAll('.o_list_view .o_group_header')].slice(0, 4).forEach(h => h.click())")
+    time.sleep(1.5)
+    browser.screenshot(f"{out_dir}/cockpit-findings.png")
+    print(f"screenshot {out_dir}/cockpit-findings.png")
 
 
 if __name__ == "__main__":
