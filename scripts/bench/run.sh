@@ -9,7 +9,8 @@
 #                                            options: see bench_embed.py)
 #   scripts/bench/run.sh reembed DB          the same through the cron's code on DB (e.g. pv_kb_bench_import), rolled back
 #   scripts/bench/run.sh pipeline DB         agent overhead beyond the model calls on the demo gold set
-#   scripts/bench/run.sh health DB           health check of the whole base on DB (e.g. pv_kb_eval), five runs, rolled back
+#   scripts/bench/run.sh health [DB]         health check of the whole base, five runs, rolled back (default: 601 synthetic
+#                                            + demo entries with random vectors, as scale 601 builds them)
 #   scripts/bench/run.sh tune DB             grid over the fusion knobs on the demo gold set (DB with e5 embeddings)
 #   scripts/bench/run.sh pii [OPTIONS]       personal-data gate: precision/recall per detector on data/pii_eval.yaml,
 #                                            median time per question (pure Python, no Odoo; options: bench_pii.py)
@@ -24,6 +25,35 @@ shell() { odoo_bin shell -c "$ODOO_CONF" -d "$1" --log-level=warn --no-http < "$
 fresh_db() {
     psql_super -d postgres -c "DROP DATABASE IF EXISTS \"$1\" WITH (FORCE)" >/dev/null
     odoo_bin -c "$ODOO_CONF" -d "$1" -i pv_kb --stop-after-init --logfile="$LOGDIR/bench-install.log"
+}
+# a base of ENTRIES synthetic entries + the demo KB with random 384-dim vectors (kept; rebuilt when incomplete)
+scale_db() {
+    entries=$1; db=pv_kb_bench_scale_$entries
+    syn=$PV_KB_HOME/synthetic-$entries
+    [[ -f $syn/wissensbasis/kb.json ]] || "$PY" "$REPO/scripts/gen_synthetic_kb.py" "$syn" --entries "$entries" >/dev/null
+    # complete only once the last step (the model parameter) is written: a run that stopped halfway rebuilds
+    if [[ -z $(psql_super -d postgres -c "SELECT 1 FROM pg_database WHERE datname='$db'") ]] || [[ -z $(psql_super \
+            -d "$db" -c "SELECT 1 FROM ir_config_parameter WHERE key='pv_kb.embedding_model' AND value='random-384'") ]]; then
+        fresh_db $db
+        pv_kb_cmd import "$REPO/data/demo_kb/wissensbasis" -d $db --log-level=warn | sed -n 3,4p
+        # the import's zip/folder guard caps a batch at 5000 files: load the big base in slices
+        "$PY" "$REPO/scripts/bench/split_kb.py" "$syn/wissensbasis" "$PV_KB_HOME/slices-$entries" 4000
+        for slice in "$PV_KB_HOME/slices-$entries"/*/; do
+            pv_kb_cmd import "$slice" -d $db --log-level=warn | sed -n 4p
+        done
+        psql_super -d $db <<SQL
+DROP INDEX IF EXISTS pv_kb_chunk_embedding_hnsw_idx;
+ALTER TABLE pv_kb_chunk DROP COLUMN embedding;
+ALTER TABLE pv_kb_chunk ADD COLUMN embedding vector(384);
+ALTER TABLE pv_kb_chunk ALTER COLUMN embedding SET STORAGE PLAIN;
+UPDATE pv_kb_chunk SET embedding = (SELECT array_agg(random() - 0.5)::vector(384) FROM generate_series(1, 384) WHERE id > 0),
+       embedding_model = 'random-384', embedded_hash = content_hash;
+SET maintenance_work_mem = '1GB';
+CREATE INDEX pv_kb_chunk_embedding_hnsw_idx ON pv_kb_chunk USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64);
+VACUUM ANALYZE pv_kb_chunk;
+SQL
+        psql_super -d $db -c "INSERT INTO ir_config_parameter (key, value, create_date, write_date) VALUES ('pv_kb.embedding_model', 'random-384', now(), now()) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
+    fi
 }
 case $what in
     import)
@@ -44,32 +74,7 @@ case $what in
         script=$([[ $what == tune ]] && echo tune_fusion.py || echo bench_retrieval.py)
         STANDIN_URL=$STANDIN_URL shell "${1:?database}" "$REPO/scripts/bench/$script" ;;
     scale)
-        entries=${1:-20000}; db=pv_kb_bench_scale_$entries
-        syn=$PV_KB_HOME/synthetic-$entries
-        [[ -f $syn/wissensbasis/kb.json ]] || "$PY" "$REPO/scripts/gen_synthetic_kb.py" "$syn" --entries "$entries" >/dev/null
-        # complete only once the last step (the model parameter) is written: a run that stopped halfway rebuilds
-        if [[ -z $(psql_super -d postgres -c "SELECT 1 FROM pg_database WHERE datname='$db'") ]] || [[ -z $(psql_super \
-                -d "$db" -c "SELECT 1 FROM ir_config_parameter WHERE key='pv_kb.embedding_model' AND value='random-384'") ]]; then
-            fresh_db $db
-            pv_kb_cmd import "$REPO/data/demo_kb/wissensbasis" -d $db --log-level=warn | sed -n 3,4p
-            # the import's zip/folder guard caps a batch at 5000 files: load the big base in slices
-            "$PY" "$REPO/scripts/bench/split_kb.py" "$syn/wissensbasis" "$PV_KB_HOME/slices-$entries" 4000
-            for slice in "$PV_KB_HOME/slices-$entries"/*/; do
-                pv_kb_cmd import "$slice" -d $db --log-level=warn | sed -n 4p
-            done
-            psql_super -d $db <<SQL
-DROP INDEX IF EXISTS pv_kb_chunk_embedding_hnsw_idx;
-ALTER TABLE pv_kb_chunk DROP COLUMN embedding;
-ALTER TABLE pv_kb_chunk ADD COLUMN embedding vector(384);
-ALTER TABLE pv_kb_chunk ALTER COLUMN embedding SET STORAGE PLAIN;
-UPDATE pv_kb_chunk SET embedding = (SELECT array_agg(random() - 0.5)::vector(384) FROM generate_series(1, 384) WHERE id > 0),
-       embedding_model = 'random-384', embedded_hash = content_hash;
-SET maintenance_work_mem = '1GB';
-CREATE INDEX pv_kb_chunk_embedding_hnsw_idx ON pv_kb_chunk USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64);
-VACUUM ANALYZE pv_kb_chunk;
-SQL
-            psql_super -d $db -c "INSERT INTO ir_config_parameter (key, value, create_date, write_date) VALUES ('pv_kb.embedding_model', 'random-384', now(), now()) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
-        fi
+        scale_db "${1:-20000}"
         BENCH_RANDOM_VECTORS=1 shell $db "$REPO/scripts/bench/bench_retrieval.py" ;;
     embed)
         "$PY" "$REPO/scripts/bench/bench_embed.py" "$@" ;;
@@ -78,7 +83,10 @@ SQL
         trap 'kill $STANDIN_PID 2>/dev/null' EXIT
         STANDIN_URL=$STANDIN_URL shell "${1:?database}" "$REPO/scripts/bench/bench_reembed.py" ;;
     health)
-        shell "${1:?database}" "$REPO/scripts/bench/bench_health.py" ;;
+        # without DB: the 601-entry synthetic base + the demo KB with random vectors (timing does not depend
+        # on their meaning); with DB, e.g. pv_kb_eval (e5 vectors), the findings are meaningful as well
+        if [[ -z ${1:-} ]]; then scale_db 601; else db=$1; fi
+        shell "$db" "$REPO/scripts/bench/bench_health.py" ;;
     pipeline)
         shell "${1:?database}" "$REPO/scripts/bench/bench_pipeline.py" ;;
     pii-odoo)
