@@ -12,7 +12,7 @@ from odoo import api, fields, models
 from odoo.exceptions import AccessError
 from odoo.tools import SQL
 
-from ..lib import gaps, health, ollama
+from ..lib import gaps, health, ollama, pii
 from ..lib.answer.conflicts import detect_conflicts
 from ..lib.answer.types import EntryFacts
 
@@ -440,19 +440,48 @@ class PvKbGap(models.Model):
         return records
 
     @api.model
-    def _embed(self, texts, settings, prefix):
-        """Vectors for ``texts`` (None for each when the embedding server cannot be reached)."""
+    def _embed_profiles(self, texts, settings):
+        """Vectors of the entries' profiles (knowledge base text, one batched request per batch size)."""
         if not texts:
             return []
         client = self.env["pv.kb.settings"]._client(settings)
+        prefix = settings["passage_prefix"] or ""
         try:
-            result = client.embed(settings["embedding_model"], [prefix + t for t in texts])
-            return result.vectors
+            return client.embed(settings["embedding_model"], [prefix + t for t in texts],
+                                origin=ollama.KB_TEXT).vectors
         except ollama.OllamaError as exc:
-            _logger.info("pv_kb: gap grouping without embeddings: %s", exc)
+            _logger.info("pv_kb: gap grouping without topic profiles: %s", exc)
             return [None] * len(texts)
         finally:
             client.close()
+
+    @api.model
+    def _embed_questions(self, texts, settings):
+        """Vectors of logged questions (None where the server or the personal-data gate fails).
+
+        The log holds masked questions already; each still passes the gate again, one request per
+        question, because the Ollama client sends user text only with that request's gate mark.
+        """
+        vectors = [None] * len(texts)
+        if not texts:
+            return vectors
+        Settings = self.env["pv.kb.settings"]
+        client = Settings._client(settings)
+        prefix = settings["query_prefix"] or ""
+        try:
+            for pos, text in enumerate(texts):
+                try:
+                    gated = Settings._pii_gate(text)
+                except pii.PiiGateError as exc:
+                    _logger.info("pv_kb: gap question %s left out, personal-data gate: %s", pos, exc)
+                    continue
+                vectors[pos] = client.embed(settings["embedding_model"], [prefix + gated.question],
+                                            batch_size=1, origin=gated).vectors[0]
+        except ollama.OllamaError as exc:
+            _logger.info("pv_kb: gap grouping without question embeddings: %s", exc)
+        finally:
+            client.close()
+        return vectors
 
     @api.model
     def _refresh_gaps(self, opts):
@@ -463,7 +492,7 @@ class PvKbGap(models.Model):
             return 0
         settings = self.env["pv.kb.settings"]._get()
         focus = gaps.focus_texts(records.mapped("question"))
-        vectors = self._embed(focus, settings, settings["query_prefix"] or "")
+        vectors = self._embed_questions(focus, settings)
         questions = [gaps.LoggedQuestion(q.id, q.question, q.status, q.feedback or "", q.feedback_comment or "",
                                          fields.Date.to_date(q.create_date), v)
                      for q, v in zip(records, vectors)]
@@ -471,7 +500,7 @@ class PvKbGap(models.Model):
         if any(vectors):
             entries = self.env["pv.kb.entry"].search([])
             profile = [gaps.profile_text(e.name, e.tag_ids.mapped("name")) for e in entries]
-            ref_vectors = self._embed(profile, settings, settings["passage_prefix"] or "")
+            ref_vectors = self._embed_profiles(profile, settings)
             references = [(e.topic or "", v) for e, v in zip(entries, ref_vectors) if v]
         groups = gaps.group_by_topic(questions, references)
         groups += gaps.cluster(questions, opts["health_gap_cluster_threshold"])

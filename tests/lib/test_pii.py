@@ -277,7 +277,9 @@ def test_every_model_request_in_the_code_carries_its_origin():
     assert [c for c in calls if c[2] is None] == [], "a model request without origin (it would raise TypeError)"
     kb_text = sorted({rel for rel, _line, origin in calls if origin and origin.endswith("KB_TEXT")})
     # only knowledge-base passages (the embedding cron), the client's own dimension probe and the embedding
-    # benchmark send KB_TEXT; everything that carries a question passes the request's pii.Gated
-    assert kb_text == ["lib/ollama.py", "models/pv_kb_chunk.py", "scripts/bench/bench_embed.py"], kb_text
+    # benchmark send KB_TEXT, and the health check's entry profiles (title and tags); everything that carries
+    # a question passes the request's pii.Gated (the health check's gap grouping too, one gate per logged question)
+    assert kb_text == ["lib/ollama.py", "models/pv_kb_chunk.py", "models/pv_kb_health.py",
+                       "scripts/bench/bench_embed.py"], kb_text
     gated = sorted({rel for rel, _line, origin in calls if origin and not origin.endswith("KB_TEXT")})
-    assert gated == ["models/pv_kb_agent.py", "models/pv_kb_retriever.py"], gated
+    assert gated == ["models/pv_kb_agent.py", "models/pv_kb_health.py", "models/pv_kb_retriever.py"], gated
