@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from lib import gaps, kb_format
+from lib import gaps, kb_batch
 
 from testing.standin.embedders import hash_embed   # the stand-in's deterministic hash embedding
 
@@ -25,7 +25,7 @@ TEMPLATES = [
 
 def _demo_entries():
     files = {p.relative_to(DEMO_KB).as_posix(): p.read_bytes() for p in DEMO_KB.rglob("*") if p.is_file()}
-    return kb_format.load_batch(files).entries
+    return kb_batch.load_batch(files).entries
 
 
 def _topic_terms(entries):
