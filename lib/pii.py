@@ -242,20 +242,29 @@ class KnownNames:
 
     @classmethod
     def build(cls, names: Iterable[str]) -> "KnownNames":
-        index = cls(tuple(n for n in names if isinstance(n, str) and n.strip()))
-        for name in index.names:
+        index = cls()
+        index.add(names)
+        return index
+
+    def add(self, names: Iterable[str]) -> None:
+        """Index more names (a contact created or renamed since the last build)."""
+        added = []
+        for name in names:
+            if not isinstance(name, str) or not name.strip():
+                continue
+            added.append(name)
             words = [fold(w) for w in re.findall(r"[^\W\d_]+(?:['’][^\W\d_]+)?", name)]
             words = [w for w in words if len(w) >= 2 and not _TITLE_WORD.fullmatch(w)]
             if not words:
                 continue
-            nid = len(index._parts)
-            index._parts.append(words)
+            nid = len(self._parts)
+            self._parts.append(words)
             for w in words:
-                index._words.setdefault(w, set()).add(nid)
+                self._words.setdefault(w, set()).add(nid)
             # double names count as one word too ("Gruber-Lang")
             for dbl in re.findall(r"[^\W\d_]+(?:-[^\W\d_]+)+", name):
-                index._words.setdefault(fold(dbl), set()).add(nid)
-        return index
+                self._words.setdefault(fold(dbl), set()).add(nid)
+        self.names = self.names + tuple(added)
 
     def __bool__(self):
         return bool(self._parts)

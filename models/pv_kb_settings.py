@@ -83,9 +83,11 @@ class PvKbSettings(models.AbstractModel):
     def _pii_known_names(self):
         """(known names, company names): employees (if ``hr`` is installed) and contacts that are persons.
 
-        Cached per process; one query per question checks count and last write of the sources (a
-        change rebuilds the index). Names of one word are left out: a contact called "Lohnbüro" is a
-        function, not a person. The companies' own names are never masked (allow-list).
+        Cached per process; one query per question checks count and last write of the sources. New or
+        changed contacts are added to the index (a renamed contact's old name stays masked until the next
+        full rebuild, which happens when contacts were archived or deleted or a company changed). Names of
+        one word are left out: a contact called "Lohnbüro" is a function, not a person. The companies' own
+        names are never masked (allow-list).
         """
         has_hr = "hr.employee" in self.env
         self.env.flush_all()
@@ -94,23 +96,41 @@ class PvKbSettings(models.AbstractModel):
                                                       AND name IS NOT NULL),
                    (SELECT max(write_date) FROM res_partner),
                    (SELECT count(*) FROM res_company), (SELECT max(write_date) FROM res_company)""")
-        signature = list(self.env.cr.fetchone())
+        p_count, p_last, c_count, c_last = self.env.cr.fetchone()
+        e_count = e_last = None
         if has_hr:
-            [(count, last)] = self.env["hr.employee"].sudo()._read_group([], aggregates=["__count", "write_date:max"])
-            signature += [count, last]
+            [(e_count, e_last)] = self.env["hr.employee"].sudo()._read_group(
+                [], aggregates=["__count", "write_date:max"])
+        signature = (p_count, p_last, c_count, c_last, e_count, e_last)
         key = self.env.cr.dbname
         cached = _KNOWN_NAMES.get(key)
-        if cached and cached[0] == signature:
-            return cached[1]
-        names = set(self.env["res.partner"].sudo().search([("is_company", "=", False), ("name", "!=", False)])
-                    .mapped("name"))
-        if has_hr:
-            names |= set(self.env["hr.employee"].sudo().search([]).mapped("name"))
-        known = pii.KnownNames.build(sorted(n for n in names if n and len(n.split()) >= 2))
-        companies = tuple(n for n in self.env["res.company"].sudo().search([]).mapped("name") if n)
+        if cached and cached["signature"] == signature:
+            return cached["known"], cached["companies"]
+
+        def person_names(since=None):
+            domain = [("is_company", "=", False), ("name", "!=", False)]
+            names = self.env["res.partner"].sudo().search(domain + ([("write_date", ">=", since)] if since else []))
+            names = set(names.mapped("name"))
+            if has_hr:
+                names |= set(self.env["hr.employee"].sudo().search(
+                    [("write_date", ">=", since)] if since else []).mapped("name"))
+            return sorted(n for n in names if n and len(n.split()) >= 2)
+
+        old = cached["signature"] if cached else None
+        grown = (old and old[2:4] == signature[2:4] and p_count >= old[0]
+                 and (not has_hr or (old[4] is not None and e_count >= old[4]))
+                 # names added again on every edit: rebuild once the index holds twice the people
+                 and len(cached["known"].names) <= 2 * (p_count + (e_count or 0)) + 100)
         with _KNOWN_NAMES_LOCK:
-            _KNOWN_NAMES[key] = (signature, (known, companies))
-        return known, companies
+            if grown:
+                # only what was written since the last look (>=: rows of that same instant again, harmless)
+                cached["known"].add(person_names(since=min((d for d in (old[1], old[5]) if d), default=None)))
+                cached["signature"] = signature
+            else:
+                companies = tuple(n for n in self.env["res.company"].sudo().search([]).mapped("name") if n)
+                _KNOWN_NAMES[key] = cached = {"signature": signature, "known": pii.KnownNames.build(person_names()),
+                                              "companies": companies}
+        return cached["known"], cached["companies"]
 
     @api.model
     def _pii_gate(self, question, *, query=None, history=None, mapping=None):

@@ -129,6 +129,15 @@ def test_known_names_folded_and_common_words():
     assert found("Ist Mariä Himmelfahrt ein Feiertag?", known_names=["Maria Huber"]) == []
 
 
+def test_known_names_grow_without_a_rebuild():
+    known = pii.KnownNames.build(["Anna Müller"])
+    assert found("Was gilt für Berta Kaltenbrunner?", known_names=known) == []
+    known.add(["Berta Kaltenbrunner", "", None])
+    assert found("Was gilt für Berta Kaltenbrunner?", known_names=known) == [("name", "Berta Kaltenbrunner")]
+    assert found("Frage zu Mueller", known_names=known) == [("name", "Mueller")]
+    assert known.names == ("Anna Müller", "Berta Kaltenbrunner")
+
+
 @pytest.mark.parametrize("text, value", [
     ("Frau Huber hat", "Huber"),
     ("Herr Novak ist", "Novak"),
