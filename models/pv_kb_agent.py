@@ -109,11 +109,7 @@ class PvKbAgent(models.AbstractModel):
         except pii.PiiGateError as exc:
             # fail closed: no model request, no retrieval, nothing of the question stored
             _logger.error("pv_kb: personal-data gate failed, question not processed: %s", exc)
-            result = AgentAnswer(
-                status="fehler", answer=self.env._(
-                    "The question was not processed: the check for personal data failed. Nothing was sent to the "
-                    "language model and nothing was stored. Please try again; if it happens again, tell your "
-                    "administrator."), violations=["pii_gate_failed"])
+            result = AgentAnswer(status="fehler", answer=self._pii_refusal(), violations=["pii_gate_failed"])
             result.timings["total_ms"] = (time.perf_counter() - started) * 1000
             return result
         question, query, history = gated.question, gated.query, gated.history
@@ -137,8 +133,9 @@ class PvKbAgent(models.AbstractModel):
                 on_delta(None)
             result = AgentAnswer(
                 status="fehler",
-                answer=self.env._("The question could not be answered because of an internal error. Please try "
-                                  "again later; if it happens again, tell your administrator."),
+                answer=self._pii_refusal() if isinstance(exc, pii.PiiGateError) else self.env._(
+                    "The question could not be answered because of an internal error. Please try again later; if it "
+                    "happens again, tell your administrator."),
                 violations=[f"{type(exc).__name__}: {exc}"])
         result.retrieval = retrieval
         result.retrieved_ids = retrieval.entry_ids if retrieval else []
@@ -152,6 +149,10 @@ class PvKbAgent(models.AbstractModel):
         if log:
             result.query = self._log(question, query, conversation, retrieval, result, settings)
         return result
+
+    def _pii_refusal(self):
+        return self.env._("The question was not processed: the check for personal data failed, so nothing was sent "
+                          "to the language model. Please try again; if it happens again, tell your administrator.")
 
     def _answer(self, question, retrieval, history, settings, client, on_delta, deadline, gated):
         timings = {}

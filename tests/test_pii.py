@@ -93,6 +93,23 @@ class TestPiiGate(StandInCase, HttpCase):
             self.assertEqual(self.agent.ask(QUESTION).status, "fehler")
         self.assertEqual(self.standin.requests_log, [])
 
+    def test_client_refuses_a_prompt_that_carries_a_masked_value(self):
+        from odoo.addons.pv_kb.lib.answer import prompt
+        real = prompt.build_messages
+
+        def leaky(*args, **kw):
+            # a bug that puts the clear name back into the prompt
+            messages = real(*args, **kw)
+            messages[-1]["content"] += "\n(Frage von Novak)"
+            return messages
+        with patch.object(prompt, "build_messages", leaky), \
+                mute_logger("odoo.addons.pv_kb.models.pv_kb_agent"):
+            result = self.agent.ask(QUESTION)
+        self.assertEqual(result.status, "fehler")
+        self.assertIn("personal data", result.answer)
+        self.assertEqual([r["path"] for r in self.standin.requests_log], ["/api/embed"], "no chat request was sent")
+        self.assertNotIn("Novak", result.query.question)
+
     def test_settings_switch_detectors_allow_list_and_no_override_from_the_context(self):
         settings = self.env["res.config.settings"].create({})
         self.assertTrue(settings.pv_kb_pii_gate, "on by default")
