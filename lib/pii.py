@@ -235,7 +235,7 @@ COMMON_WORDS = frozenset(fold(w) for w in """
 
 @dataclass
 class KnownNames:
-    """Index of known people's names (folded words → the name parts), built once per list."""
+    """Index of known people's names (folded words → the name parts); built once, extended with :meth:`add`."""
     names: tuple[str, ...] = ()
     _words: dict = field(default_factory=dict, repr=False)   # folded word → set of name-ids
     _parts: list = field(default_factory=list, repr=False)   # name-id → list of folded words
@@ -464,6 +464,11 @@ _NAME_WORD = r"[A-ZÄÖÜ][a-zäöüßéèáàíóúćčšžđłńśźżğışç
 _TITLED_RE = re.compile(
     r"(?P<pre>\b\w+\s+)?\b" + _SALUTATION + r"\s+(?P<name>(?:" + _TITLES + r"\s+)*" + _NAME_WORD
     + r"(?:\s+" + _NAME_WORD + r")?)(?:,?\s+(?:" + _TITLES + r"))*")
+# an academic title alone also introduces a name ("Mag. Huber", "Dr. Gruber-Lang"); only titles with a full
+# stop, never "DI" (Dienstag), "MA" (Magistratsabteilung) or "BA" without a salutation
+_ACADEMIC_RE = re.compile(
+    r"(?<![\w.-])(?P<pre>)(?P<name>(?:(?:Mag|Dr|DDr|Dipl\.-Ing|Ing|Prof|Univ\.-Prof|Dkfm)\.(?:\s?\((?:FH|Uni)\))?\s+)+"
+    + _NAME_WORD + r"(?:\s+" + _NAME_WORD + r")?)(?:,?\s+(?:" + _TITLES + r"))*")
 # capitalised words after "Frau"/"Herr" that are not names (nouns in questions, forms of address)
 _NOT_NAMES = frozenset(fold(w) for w in """
     Kollege Kollegin Kollegen Direktor Direktorin Doktor Präsident Präsidentin Vorsitzende Vorsitzender Chef Chefin
@@ -477,6 +482,7 @@ _NOT_NAMES = frozenset(fold(w) for w in """
     Im In Am An Auf Bei Mit Nach Von Vor Zum Zur Und Oder Aber Die Der Das Den Dem Des Sie Er Es Wir Ihr Ihre
     Ist Hat Wird Kann Soll Muss Darf Bekommt Erhält Arbeitet Geht War Wurde Hatte Möchte Will Braucht Fragt
     Allgemein Gemäß Laut Ab Bis Seit Während Wegen Für Über Unter Ohne Gegen Per
+    Titel Grad Studium Abschluss Diplom
 """.split())
 _NOT_NAME_SUFFIX = re.compile(r"(?:ung|heit|keit|schaft|ion|ität|nis|tum|geld|zeit|recht|zulage|beihilfe|pflicht"
                               r"|anspruch|urlaub|karenz|stunden|zahlung|arbeit|lohn|gehalt|bezug|bezüge)$")
@@ -486,7 +492,7 @@ _ARTICLES_INDEF = frozenset({"eine", "einer", "einem", "keine", "keiner", "jede"
 
 def _find_titled(text: str) -> list[Finding]:
     out = []
-    for m in _TITLED_RE.finditer(text):
+    for m in list(_TITLED_RE.finditer(text)) + list(_ACADEMIC_RE.finditer(text)):
         pre = (m.group("pre") or "").strip().lower()
         if pre in _ARTICLES_INDEF:
             continue
@@ -495,15 +501,19 @@ def _find_titled(text: str) -> list[Finding]:
         # drop trailing words that are not names ("Frau Huber Anspruch" → "Huber")
         words = list(re.finditer(_NAME_WORD, name))
         keep = []
+        titles = 0
         for w in words:
             f = fold(w.group(0))
+            if _TITLE_WORD.fullmatch(f) and not keep:
+                titles += 1          # "Mag", "Dr", "Ing" before the name: part of the span, not a name
+                continue
             if f in _NOT_NAMES or _NOT_NAME_SUFFIX.search(f):
                 break
             keep.append(w)
         if not keep:
             continue
         end = start + keep[-1].end()
-        if len(keep) == len(words):
+        if len(keep) + titles == len(words):
             end = m.end()          # trailing titles ("Frau Lackner MSc") belong to the name
         out.append(Finding("title_name", start, end, text[start:end]))
     return out
@@ -528,8 +538,8 @@ def _find_mapping_values(text: str, mapping: Mapping) -> list[Finding]:
         token = _PLACEHOLDER.fullmatch(placeholder).group(1)
         needles = {value}
         if token == "PERSON":
-            needles |= {w for w in _WORD.findall(_TITLE_WORD.sub(" ", value))
-                        if len(w) >= 3 and w[:1].isupper() and fold(w) not in COMMON_WORDS}
+            needles |= {w for w in _WORD.findall(value) if len(w) >= 3 and w[:1].isupper()
+                        and fold(w) not in COMMON_WORDS and not _TITLE_WORD.fullmatch(fold(w))}
         flags = re.I if token in ("PERSON", "EMAIL", "IBAN", "BIC") else 0
         for needle in needles:
             for m in re.finditer(r"(?<![\w])" + re.escape(needle) + r"(?![\w])", text, flags):

@@ -147,6 +147,8 @@ def test_known_names_grow_without_a_rebuild():
     ("Frau Mag.(FH) Rauch fragt", "Mag.(FH) Rauch"),
     ("Frau Lackner MSc ist", "Lackner MSc"),
     ("Frau Ing. Haslinger Anspruch", "Ing. Haslinger"),
+    ("Mag. Kreuzhuber fragt", "Mag. Kreuzhuber"),
+    ("mit Dr. Gruber-Lang besprochen", "Dr. Gruber-Lang"),
 ])
 def test_titled_names(text, value):
     assert found(text) == [("title_name", value)]
@@ -154,7 +156,8 @@ def test_titled_names(text, value):
 
 def test_titled_words_that_are_not_names():
     for text in ("Hat eine Frau Anspruch auf Wochengeld?", "Muss einer Frau Urlaub gewährt werden?",
-                 "der Herr Direktor", "Frau Kollegin", "Gilt für Frauen und Herren dasselbe?"):
+                 "der Herr Direktor", "Frau Kollegin", "Gilt für Frauen und Herren dasselbe?",
+                 "DI Termin mit der MA Personal", "der Dr. Titel im Lohnkonto", "Dr. med. Befund"):
         assert found(text) == [], text
 
 
@@ -177,6 +180,12 @@ def test_same_value_same_placeholder_across_turns_and_spellings():
     assert out1 == "SV [SVNR_1] und Frau [PERSON_1]"
     assert out2 == "Und für [SVNR_1]? Was gilt für [PERSON_1] und Herrn [PERSON_2]?", \
         "same SV-Nr. in another spelling, a name of the conversation without title, a new person numbered on"
+
+
+def test_follow_up_masks_the_name_of_a_titled_person_without_its_title():
+    _out, mapping, _ = pii.neutralise("Hr. Mag. Berger fragt")
+    out, _mapping, _ = pii.neutralise("Und Berger? Gilt das auch für Mag. Huber?", mapping=mapping)
+    assert out == "Und [PERSON_1]? Gilt das auch für [PERSON_2]?"
 
 
 @pytest.mark.parametrize("data", [None, "x", {"v": 2, "items": []}, {"v": 1, "items": [["[PERSON_1]", 3]]},
