@@ -4,6 +4,7 @@
  */
 
 import { _t } from "@web/core/l10n/translation";
+import { uniqueId } from "@web/core/utils/functions";
 
 /** Statuses the server can give a final answer. */
 export const FINAL_STATUSES = ["beantwortet", "verweigert", "unsicher", "notbetrieb", "fehler"];
@@ -67,7 +68,7 @@ export class NdjsonDecoder {
  */
 export function makeTurn(question) {
     return {
-        key: `turn_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`,
+        key: uniqueId("pv_kb_turn_"),
         question,
         queryId: null,
         answer: "",

@@ -12,6 +12,7 @@
  */
 
 import { _t } from "@web/core/l10n/translation";
+import { escape } from "@web/core/utils/strings";
 
 // Same id and separator shape as the server's citation extraction (lib/answer/citations.py).
 const ID = "[a-z][a-z0-9]*(?:-[a-z0-9]+)+";
@@ -31,18 +32,6 @@ const QUOTE_RE = /^ {0,3}> ?/;
 const LIST_ITEM_RE = /^( *)([-*+]|\d{1,9}[.)])[ \t]+(.*)$/;
 const TABLE_SEPARATOR_RE = /^ *\|? *:?-{2,}:? *(\| *:?-{2,}:? *)*\|? *$/;
 const WARNING_RE = /^\s*⚠/;
-
-const HTML_ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-
-/**
- * Escape the five HTML-significant characters.
- *
- * @param {string} text
- * @returns {string}
- */
-export function escapeHtml(text) {
-    return String(text ?? "").replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
-}
 
 /**
  * Ids cited in a text, lower-cased, unique, in order of first appearance.
@@ -105,8 +94,8 @@ class InlineRenderer {
         }
         const entryAttr = citation?.entry_id ? ` data-entry-id="${Number(citation.entry_id)}"` : "";
         return (
-            `<button type="button" class="${classes.join(" ")}" data-kb-id="${escapeHtml(kbId)}"` +
-            `${entryAttr} title="${escapeHtml(citationTooltip(kbId, citation))}">${escapeHtml(kbId)}</button>`
+            `<button type="button" class="${classes.join(" ")}" data-kb-id="${escape(kbId)}"` +
+            `${entryAttr} title="${escape(citationTooltip(kbId, citation))}">${escape(kbId)}</button>`
         );
     }
 
@@ -117,9 +106,11 @@ class InlineRenderer {
      * @returns {string} HTML
      */
     render(source) {
-        // Control characters used as placeholder delimiters cannot come from the text.
-        let text = escapeHtml(String(source).replace(/[\u0001\u0002]/g, ""));
-        text = text.replace(CODE_SPAN_RE, (_, code) => this.keep(`<code>${code}</code>`));
+        // Control characters used as placeholder delimiters cannot come from the text. Code spans are
+        // taken from the raw text first: escaping turns their backticks into entities.
+        let text = String(source).replace(/[\u0001\u0002]/g, "");
+        text = text.replace(CODE_SPAN_RE, (_, code) => this.keep(`<code>${escape(code)}</code>`));
+        text = escape(text);
         text = text.replace(LINK_RE, (_, label, url) =>
             this.keep(`<a href="${url}" target="_blank" rel="noopener noreferrer">${label}</a>`)
         );
@@ -130,9 +121,9 @@ class InlineRenderer {
         });
         text = text.replace(STAND_RE, (_, stand) =>
             this.keep(
-                `<span class="badge o_pv_kb_stand" title="${escapeHtml(
+                `<span class="badge o_pv_kb_stand" title="${escape(
                     _t("Legal state the value refers to")
-                )}">${escapeHtml(_t("Stand %s", stand))}</span>`
+                )}">${escape(_t("Stand %s", stand))}</span>`
             )
         );
         text = text.replace(BOLD_RE, "<strong>$2</strong>");
@@ -227,7 +218,7 @@ class BlockRenderer {
                     i++;
                 }
                 i++; // closing fence (or end of text)
-                out.push(`<pre class="o_pv_kb_code"><code>${escapeHtml(code.join("\n"))}</code></pre>`);
+                out.push(`<pre class="o_pv_kb_code"><code>${escape(code.join("\n"))}</code></pre>`);
             } else if ((match = line.match(HEADING_RE))) {
                 const level = match[1].length;
                 out.push(`<h${level} class="o_pv_kb_heading">${this.inline.render(match[2])}</h${level}>`);
@@ -372,7 +363,19 @@ class BlockRenderer {
 }
 
 /**
- * Render answer Markdown to an HTML string that is safe to insert with `markup()`.
+ * The rendered answer through DOMPurify (loaded with Odoo's web client) before it is inserted with
+ * `markup()`: a second line of defence behind the renderer, which escapes all text it did not write
+ * itself. Keeps what the renderer writes (classes, `data-*`, titles, links opening a new tab).
+ *
+ * @param {string} html
+ * @returns {string}
+ */
+export function sanitizeAnswerHtml(html) {
+    return window.DOMPurify.sanitize(html, { ADD_ATTR: ["target"] });
+}
+
+/**
+ * Render answer Markdown to an HTML string; insert it through `sanitizeAnswerHtml` and `markup()`.
  *
  * @param {string} source Markdown text (as the model or the server wrote it)
  * @param {{citations?: Array<{kb_id: string, entry_id?: number, title?: string, stand?: string}>}} [options]

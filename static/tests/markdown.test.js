@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, test } from "@odoo/hoot";
 import { allowTranslations, defineWebModels } from "@web/../tests/web_test_helpers";
-import { escapeHtml, extractCitationIds } from "@pv_kb/markdown";
-import { renderToElement } from "@pv_kb/../tests/pv_kb_test_helpers";
+import { extractCitationIds, renderMarkdown, sanitizeAnswerHtml } from "@pv_kb/markdown";
+import { CITATIONS, renderToElement } from "@pv_kb/../tests/pv_kb_test_helpers";
 
 defineWebModels();
 
@@ -154,9 +154,38 @@ describe("markdown renderer", () => {
         expect(el.querySelectorAll("script, img, i, a")).toHaveLength(0);
         expect(el.textContent).toInclude("<script>alert(1)</script>");
         expect(el.textContent).toInclude('<img src=x onerror="alert(2)">');
-        expect(escapeHtml(`<a href="x">'&'</a>`)).toBe(
-            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
-        );
+        const code = renderToElement("Feld `<b>x</b>` und `a & 'b'` [lb-sz-01]").querySelectorAll("code");
+        expect([...code].map((c) => c.textContent)).toEqual(["<b>x</b>", "a & 'b'"]);
+    });
+
+    test("the rendered answer passes DOMPurify unchanged; what DOMPurify would strip is removed", () => {
+        const source = [
+            "Der Freibetrag beträgt **€ 620** [lb-sz-01, lb-atz-07] (Stand 2026-01), *vgl.* `§ 67 EStG`.",
+            "",
+            "| Wert | Betrag |",
+            "|---|--:|",
+            "| Freibetrag | € 620 [lb-sz-01] |",
+            "",
+            "⚠ Widerspruch: [lb-sz-01] nennt 620, [lb-x-09] nennt 600.",
+            "",
+            "> Zitat mit [Link](https://www.bmf.gv.at/a?b=1&c=2)",
+            "",
+            "1. eins",
+            "   - zwei",
+        ].join("\n");
+        const html = renderMarkdown(source, { citations: CITATIONS });
+        const parse = (h) => {
+            const el = document.createElement("div");
+            el.innerHTML = h;
+            return el;
+        };
+        // same elements, attributes and text (DOMPurify may write the attributes in another order)
+        expect(parse(sanitizeAnswerHtml(html)).isEqualNode(parse(html))).toBe(true);
+        expect(parse(html).querySelectorAll("button[data-kb-id], table, blockquote a, ol ul")).toHaveLength(8);
+        expect(html).toInclude('target="_blank"');
+        const dirty = sanitizeAnswerHtml(`${html}<img src=x onerror="alert(1)"><a href="javascript:alert(2)">x</a>`);
+        expect(dirty).not.toInclude("onerror");
+        expect(dirty).not.toInclude("javascript:");
     });
 
     test("citation titles from the server are escaped in the tooltip", () => {

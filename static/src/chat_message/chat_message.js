@@ -2,7 +2,7 @@ import { Component, markup, useState } from "@odoo/owl";
 import { CopyButton } from "@web/core/copy_button/copy_button";
 import { _t } from "@web/core/l10n/translation";
 import { useService } from "@web/core/utils/hooks";
-import { renderMarkdown } from "../markdown";
+import { renderMarkdown, sanitizeAnswerHtml } from "../markdown";
 
 /** One question and its answer: banners, Markdown with citation chips, copy and feedback. */
 export class ChatMessage extends Component {
@@ -33,7 +33,7 @@ export class ChatMessage extends Component {
     get answerHtml() {
         // While streaming, the retrieved entries are the best guess for chip tooltips.
         const citations = this.turn.citations?.length ? this.turn.citations : this.turn.retrieved;
-        return markup(renderMarkdown(this.turn.answer, { citations }));
+        return markup(sanitizeAnswerHtml(renderMarkdown(this.turn.answer, { citations })));
     }
 
     /** "2 persönliche Angaben wurden vor der Verarbeitung durch Platzhalter ersetzt" */
