@@ -1,6 +1,6 @@
 """Hybrid retrieval: dense (pgvector) + German full text (tsvector), fused to entries.
 
-The ranking logic lives in ``lib/fusion.py`` and ``lib/text_de.py``; this
+The ranking logic lives in ``lib/fusion.py``, ``lib/fulltext.py`` and ``lib/compounds.py``; this
 model only runs the two SQL queries and feeds them the question.
 """
 import bisect
@@ -15,7 +15,7 @@ from pgvector import Vector
 from odoo import api, models
 from odoo.tools import SQL
 
-from ..lib import fusion, ollama, text_de
+from ..lib import compounds, fulltext, fusion, ollama
 
 _logger = logging.getLogger(__name__)
 
@@ -28,7 +28,7 @@ EF_SEARCH = 100
 QUERY_EMBED_TIMEOUT = 15.0
 _CACHE_LOCK = threading.Lock()
 _CACHE = {}              # (dbname, name) -> (version, value): lexicon, synonyms, document frequencies
-MAX_DF_RATIO = 0.1       # full-text query atoms matching more chunks than this are dropped (lib.text_de)
+MAX_DF_RATIO = 0.1       # full-text query atoms matching more chunks than this are dropped (lib.fulltext)
 FTS_ROW_BUDGET = 1000     # ... and the kept atoms match at most about this many chunks together
 BROAD_RERANK = 200        # a question without telling words: full text re-ranks this many dense candidates
 # Fusion knobs (lib.fusion.fuse), chosen with scripts/bench/tune_fusion.py on the demo gold set; rrf_k is a setting
@@ -38,7 +38,7 @@ FUSION = {"method": "rrf", "weights": {"dense": 1.0, "fts": 0.75}, "chunk_decay"
 @dataclass
 class Candidates:
     lists: dict                      # signal -> [fusion.ChunkHit]
-    plan: object                     # text_de.QueryPlan
+    plan: object                     # fulltext.QueryPlan
     used: str                        # mode actually used
     degraded: str | None = None
     error: Exception | None = None
@@ -53,7 +53,7 @@ class RetrievalResult:
     entries: list                    # fusion.EntryResult, best first (expansions marked)
     chunks: dict                     # chunk id -> dict(kb_id, section_key, heading_path, text, position)
     entry_info: dict                 # kb_id -> dict(id, title, stand, topic, source, cross_refs, legal_bases)
-    plan: object = None              # text_de.QueryPlan
+    plan: object = None              # fulltext.QueryPlan
     degraded: str | None = None      # German notice when a signal was unavailable
     ollama_error: Exception | None = None
     evidence: dict = field(default_factory=dict)   # for lib.answer.gate
@@ -92,12 +92,12 @@ class PvKbRetriever(models.AbstractModel):
 
     @api.model
     def _lexicon(self):
-        """Word counts of the active base: the dictionary for compound splitting (lib.text_de)."""
+        """Word counts of the active base: the dictionary for compound splitting (lib.compounds)."""
         def build():
             self.env.cr.execute("""
                 SELECT c.text, c.heading_path, e.name FROM pv_kb_chunk c JOIN pv_kb_entry e ON e.id = c.entry_id
                  WHERE e.active""")
-            return text_de.build_lexicon(" ".join(filter(None, row)) for row in self.env.cr.fetchall())
+            return compounds.build_lexicon(" ".join(filter(None, row)) for row in self.env.cr.fetchall())
         return self._cached("lexicon", self._index_version(), build)
 
     @api.model
@@ -105,7 +105,7 @@ class PvKbRetriever(models.AbstractModel):
         self.env["pv.kb.synonym"].flush_model()
         self.env.cr.execute("SELECT count(*), max(write_date) FROM pv_kb_synonym WHERE active")
         return self._cached("synonyms", self.env.cr.fetchone(),
-                            lambda: text_de.parse_synonyms(self.env["pv.kb.synonym"].sudo()._rows()))
+                            lambda: fulltext.parse_synonyms(self.env["pv.kb.synonym"].sudo()._rows()))
 
     @api.model
     def _lexeme_df(self):
@@ -120,16 +120,16 @@ class PvKbRetriever(models.AbstractModel):
 
     @api.model
     def _prune_query(self, tsquery):
-        """Drop OR atoms that match a large share of the chunks (see lib.text_de.prune_tsquery).
+        """Drop OR atoms that match a large share of the chunks (see lib.fulltext.prune_tsquery).
 
         Returns (query, broad): ``broad`` when even the rarest words of the question occur in so
         many chunks that ranking them all would be slow and tell little.
         """
-        atoms = text_de.tsquery_atoms(tsquery)
+        atoms = fulltext.tsquery_atoms(tsquery)
         if not atoms:
             return tsquery, False
         total, df, lexemes = self._lexeme_df()
-        words = sorted({w for atom in atoms for w, _prefix in text_de.atom_words(atom)})
+        words = sorted({w for atom in atoms for w, _prefix in fulltext.atom_words(atom)})
         self.env.cr.execute("SELECT w, ts_lexize('german_stem', w) FROM unnest(%s::text[]) w", [words])
         stems = {w: (stem[0] if stem else None) for w, stem in self.env.cr.fetchall()}
 
@@ -147,15 +147,15 @@ class PvKbRetriever(models.AbstractModel):
                 count += df[lexeme]   # an upper bound of the rows the prefix matches: safe for the budget
             return min(count / total, 1.0)
 
-        pruned = text_de.prune_tsquery(tsquery, ratio, max_ratio=MAX_DF_RATIO, budget=FTS_ROW_BUDGET / total)
-        rows = total * sum(min((ratio(w, p) for w, p in text_de.atom_words(a)), default=0.0)
-                           for a in text_de.tsquery_atoms(pruned))
+        pruned = fulltext.prune_tsquery(tsquery, ratio, max_ratio=MAX_DF_RATIO, budget=FTS_ROW_BUDGET / total)
+        rows = total * sum(min((ratio(w, p) for w, p in fulltext.atom_words(a)), default=0.0)
+                           for a in fulltext.tsquery_atoms(pruned))
         return pruned, rows > 2 * FTS_ROW_BUDGET
 
     # --- index side ------------------------------------------------------------
     @api.model
     def _index_chunks(self, chunk_ids=None):
-        """Compute ``search_tsv`` for chunks with compound parts (text_de) and field weights.
+        """Compute ``search_tsv`` for chunks with compound parts (lib.compounds) and field weights.
 
         A = entry id, title, tags, legal bases, topic; B = heading; D = text.
         """
@@ -175,9 +175,9 @@ class PvKbRetriever(models.AbstractModel):
         ids, heads, headings, bodies = [], [], [], []
         for chunk_id, head, heading, body in rows:
             ids.append(chunk_id)
-            heads.append(text_de.index_text(head, lexicon))
-            headings.append(text_de.index_text(heading, lexicon))
-            bodies.append(text_de.index_text(body, lexicon))
+            heads.append(compounds.index_text(head, lexicon))
+            headings.append(compounds.index_text(heading, lexicon))
+            bodies.append(compounds.index_text(body, lexicon))
         if not ids:
             return 0
         self.env.cr.execute("""
@@ -264,7 +264,7 @@ class PvKbRetriever(models.AbstractModel):
     def _candidates(self, query, mode, filters, settings, client=None, gated=None):
         """The candidate lists of each signal (before fusion), with the query plan and notices."""
         started = time.perf_counter()
-        cand = Candidates(lists={}, plan=text_de.build_query(query, self._lexicon(), self._synonyms()), used=mode)
+        cand = Candidates(lists={}, plan=fulltext.build_query(query, self._lexicon(), self._synonyms()), used=mode)
         # a question without a telling word ("broad"): the text signal re-ranks the semantic candidates instead
         # of ranking a large part of the base, so the one dense query fetches that many
         tsquery, broad = self._prune_query(cand.plan.tsquery) if mode in ("hybrid", "fts") else ("", False)

@@ -16,5 +16,5 @@ class PvKbSynonym(models.Model):
 
     @api.model
     def _rows(self):
-        """(term, expansions) pairs of the active rows, for lib.text_de.parse_synonyms."""
+        """(term, expansions) pairs of the active rows, for lib.fulltext.parse_synonyms."""
         return [(r.term, r.expansions) for r in self.search([])]

@@ -11,7 +11,7 @@ import time
 REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from lib import chunking, kb_batch, text_de  # noqa: E402
+from lib import chunking, compounds, fulltext, kb_batch  # noqa: E402
 from testing import synthetic_kb  # noqa: E402
 
 
@@ -31,19 +31,19 @@ size = sum(len(b) for b in files.values())
 batch, t_parse = timed(lambda: kb_batch.load_batch(files))
 chunks, t_chunk = timed(lambda: [c for e in batch.entries for c in chunking.chunk_entry(e)])
 texts = [c.text for c in chunks]
-lexicon, t_lex = timed(lambda: text_de.build_lexicon(texts))
-_, t_index = timed(lambda: [text_de.index_text(t, lexicon) for t in texts], repeat=1)
-synonyms = text_de.parse_synonyms(text_de.load_synonyms_csv(str(REPO / "data" / "pv.kb.synonym.csv")))
+lexicon, t_lex = timed(lambda: compounds.build_lexicon(texts))
+_, t_index = timed(lambda: [compounds.index_text(t, lexicon) for t in texts], repeat=1)
+synonyms = fulltext.parse_synonyms(fulltext.load_synonyms_csv(str(REPO / "data" / "pv.kb.synonym.csv")))
 questions = ["Wie hoch ist der Urlaubszuschlag für Dienstnehmer mit Firmenauto nach § 67 EStG?",
              "Bis wann muss der Dienstgeberbeitrag zum FLAF bezahlt werden?",
              "Welche Pendlerpauschale gilt bei Teilzeit und Überstundenzuschlägen?"]
 for q in questions:
-    text_de.build_query(q, lexicon, synonyms)
+    fulltext.build_query(q, lexicon, synonyms)
 per_query = []
 for _ in range(100):
     for q in questions:
         t0 = time.perf_counter()
-        text_de.build_query(q, lexicon, synonyms)
+        fulltext.build_query(q, lexicon, synonyms)
         per_query.append((time.perf_counter() - t0) * 1000)
 print(f"601 entries, {size / 1e6:.1f} MB, {len(chunks)} chunks")
 print(f"parse + validate: {t_parse:.2f} s   chunk: {t_chunk:.2f} s   lexicon: {t_lex:.2f} s   "
