@@ -680,6 +680,12 @@ def gate_request(question: str, *, query: str | None = None, history: list[dict]
         if known_names is not None and not isinstance(known_names, KnownNames):
             known_names = KnownNames.build(known_names)
         mapping = mapping if mapping is not None else Mapping()
+        # placeholders already in the conversation (its stored, masked turns) are not given out again, even when
+        # the browser lost the mapping (a reload): a new value never reuses "[PERSON_1]" of an earlier turn
+        for text in [t.get("content") for t in history or [] if isinstance(t, dict)] + [question]:
+            for token, number in _PLACEHOLDER.findall(text if isinstance(text, str) else ""):
+                if token in TOKENS.values():
+                    mapping._counts[token] = max(mapping._counts.get(token, 0), int(number))
         kw = dict(known_names=known_names, allow_list=allow_list, detectors=detectors, mapping=mapping)
         masked_history = []
         for turn in history or []:

@@ -188,6 +188,15 @@ def test_follow_up_masks_the_name_of_a_titled_person_without_its_title():
     assert out == "Und [PERSON_1]? Gilt das auch für [PERSON_2]?"
 
 
+def test_placeholders_of_the_stored_history_are_not_given_out_again():
+    # the browser lost the mapping (page reloaded): the stored turns still name [PERSON_1] and [SVNR_2]
+    history = [{"role": "user", "content": "Frau [PERSON_1], SV [SVNR_2]: Urlaub?"},
+               {"role": "assistant", "content": "[PERSON_1] hat 25 Tage [lb-ur-01]."}]
+    gated = pii.gate_request("Und Herr Novak, SV 1237 010180?", history=history)
+    assert gated.question == "Und Herr [PERSON_2], SV [SVNR_3]?"
+    assert gated.history == history, "masked turns pass unchanged"
+
+
 @pytest.mark.parametrize("data", [None, "x", {"v": 2, "items": []}, {"v": 1, "items": [["[PERSON_1]", 3]]},
                                   {"v": 1, "items": [["PERSON_1", "Huber"]]}, {"v": 1, "items": [["[FOO_1]", "a"]]}])
 def test_malformed_mapping_from_the_client_is_ignored(data):
