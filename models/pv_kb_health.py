@@ -258,10 +258,12 @@ class PvKbHealthRun(models.Model):
     def _dashboard_data(self, days=30):
         cr = self.env.cr
         self.env.flush_all()
+        Finding = self.env["pv.kb.finding"]
         kinds = dict(KINDS)
         severities = dict(SEVERITIES)
-        labels_kind = {k: self.env._(v) for k, v in kinds.items()}
-        labels_sev = {k: self.env._(v) for k, v in severities.items()}
+        # the selections' labels in the user's language
+        labels_kind = dict(Finding._fields["kind"]._description_selection(self.env))
+        labels_sev = dict(Finding._fields["severity"]._description_selection(self.env))
         cr.execute("SELECT kind, severity, count(*) FROM pv_kb_finding WHERE state = 'open' GROUP BY 1, 2")
         by_kind: dict[str, dict] = {}
         for kind, severity, count in cr.fetchall():

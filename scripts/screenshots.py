@@ -185,6 +185,7 @@ def cockpit(browser, odoo_url, out_dir):
     browser.eval("document.querySelector('.o_pv_kb_run_health').click()")
     browser.wait_for("!!document.querySelector('.o_notification')", 90)
     browser.wait_for("!!document.querySelector('.o_pv_kb_run_health:not([disabled])')", 90)
+    browser.eval("document.querySelectorAll('.o_notification_close').forEach(b => b.click())")
     time.sleep(1.5)
     browser.screenshot(f"{out_dir}/cockpit-overview.png")
     print(f"screenshot {out_dir}/cockpit-overview.png")

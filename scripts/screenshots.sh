@@ -6,7 +6,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_odoo || die "Kein Odoo unter $ODOO_PATH"
 ensure_all
-db=pv_kb_shots
+db=${PV_KB_SHOTS_DB:-pv_kb_shots}   # a second checkout taking screenshots beside the first needs its own
 oport=$(free_port)
 start_standin --embed-model multilingual-e5-small=e5 --overhead-ms 0
 pids=("$STANDIN_PID")

@@ -217,6 +217,20 @@ class TestHealthAccess(KbCase):
         with self.assertRaises(AccessError):
             self.env["pv.kb.gap"].with_user(user).search([])
 
+    def test_users_read_related_entries_but_not_findings(self):
+        entries = {"lb-tst-01": entry_md("lb-tst-01", cross_refs=("lb-tst-02",)),
+                   "lb-tst-02": entry_md("lb-tst-02", stand="2024-01",
+                                         kernwerte="| Wert | Betrag |\n|---|---|\n| Freibetrag | € 600 |")}
+        self.run_import(batch_files(entries))
+        self.assertTrue(self.env["pv.kb.finding"].search([("kind", "=", "conflict")]))
+        user = new_test_user(self.env, "kb_reader2", groups="base.group_user,pv_kb.group_pv_kb_user")
+        target = self.Entry.with_user(user).search([("kb_id", "=", "lb-tst-02")])
+        self.assertEqual(target.referenced_by_ids.mapped("kb_id"), ["lb-tst-01"])
+        self.assertEqual(target.same_basis_ids.mapped("kb_id"), ["lb-tst-01"])
+        self.assertEqual((target.open_finding_count, target.open_finding_ids.ids), (0, []))
+        with self.assertRaises(AccessError):
+            target.action_open_findings()
+
     def test_managers_run_it_from_the_button(self):
         manager = new_test_user(self.env, "kb_curator", groups="base.group_user,pv_kb.group_pv_kb_manager")
         action = self.env["pv.kb.health.run"].with_user(manager).action_run_now()
