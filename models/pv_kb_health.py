@@ -553,27 +553,30 @@ class PvKbEntry(models.Model):
     referenced_by_ids = fields.Many2many("pv.kb.entry", compute="_compute_related", string="Referenced by")
     same_basis_ids = fields.Many2many("pv.kb.entry", compute="_compute_related", string="Same legal basis")
     nearest_ids = fields.Many2many("pv.kb.entry", compute="_compute_related", string="Nearest by meaning")
-    open_finding_ids = fields.Many2many("pv.kb.finding", compute="_compute_related", string="Open findings")
-    open_finding_count = fields.Integer(compute="_compute_related", string="Findings")
+    # curator data: only managers read them (the form shows them to managers only)
+    open_finding_ids = fields.Many2many("pv.kb.finding", compute="_compute_open_findings", string="Open findings",
+                                        groups="pv_kb.group_pv_kb_manager")
+    open_finding_count = fields.Integer(compute="_compute_open_findings", string="Findings",
+                                        groups="pv_kb.group_pv_kb_manager")
+
+    def _compute_open_findings(self):
+        Finding = self.env["pv.kb.finding"]
+        for entry in self:
+            findings = Finding.search([("entry_ids", "in", entry.id), ("state", "=", "open")]) \
+                if isinstance(entry.id, int) else Finding
+            entry.open_finding_ids = findings
+            entry.open_finding_count = len(findings)
 
     def _compute_related(self):
-        Finding = self.env["pv.kb.finding"]
-        is_manager = self.env.user.has_group("pv_kb.group_pv_kb_manager")
         for entry in self:
             if not entry.id or not isinstance(entry.id, int):
                 entry.referenced_by_ids = entry.same_basis_ids = entry.nearest_ids = False
-                entry.open_finding_ids = False
-                entry.open_finding_count = 0
                 continue
             entry.referenced_by_ids = self.search([("cross_ref_ids", "in", entry.id)])
             entry.same_basis_ids = self.search([("legal_basis_ids", "in", entry.legal_basis_ids.ids),
                                                 ("id", "!=", entry.id)], limit=20) if entry.legal_basis_ids \
                 else False
             entry.nearest_ids = self.browse(self._nearest_entry_ids(entry.id))
-            findings = Finding.sudo().search([("entry_ids", "in", entry.id), ("state", "=", "open")]) \
-                if is_manager else Finding
-            entry.open_finding_ids = findings
-            entry.open_finding_count = len(findings)
 
     @api.model
     def _nearest_entry_ids(self, entry_id, limit=5):
