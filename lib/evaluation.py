@@ -1,4 +1,4 @@
-"""Metrics over a gold question set (format: shared docs, eval-format.md).
+"""Metrics over a gold question set (format: docs/eval-format.md).
 
 * :func:`load_goldset` reads and validates the YAML.
 * :func:`retrieval_metrics` scores ranked entry ids per question.
