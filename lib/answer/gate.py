@@ -4,7 +4,7 @@ Measured on comparable data, no single similarity threshold separates
 answerable from unanswerable questions, so the gate is conservative: it
 refuses only when *both* signals are empty-handed — no full-text match for any
 content word of the question, and a dense similarity below a floor that every
-answerable gold question clears with margin (see README, "Refusal gate").
+answerable gold question clears with margin (see docs/measurements.md, "Refusal gate").
 Everything above the gate goes to the model, which refuses under its rules
 when the context does not answer the question.
 """
@@ -18,7 +18,7 @@ from .types import REFUSAL_TEXT
 # model (e5 models give every pair a high similarity), so it is a setting
 # (`gate_dense_floor`); 0.0 means the dense signal never counts as empty.
 # `pv_kb eval` prints the lowest score of an answerable gold question to
-# calibrate it (README, "Refusal gate").
+# calibrate it (docs/measurements.md, "Refusal gate").
 DENSE_FLOOR = 0.0
 
 

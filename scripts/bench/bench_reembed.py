@@ -1,6 +1,6 @@
 """Re-embedding through the cron's own code path, batched vs one text per request, in one run.
 
-    scripts/bench/run.sh reembed DB        (see README, "Benchmarks"; DB e.g. pv_kb_bench_import)
+    scripts/bench/run.sh reembed DB        (see docs/measurements.md, "Benchmark commands"; DB e.g. pv_kb_bench_import)
 
 Runs inside ``odoo-bin shell``: ``pv.kb.chunk._embed_pending`` (the scheduled action's work: pending
 query, header, Ollama request, vector UPDATEs in a savepoint) against the stand-in at ``STANDIN_URL``

@@ -1,6 +1,6 @@
 """Retrieval latency per mode, run inside Odoo (``odoo-bin shell``) on a database with embeddings.
 
-    scripts/bench/run.sh retrieval DB            (see README, "Benchmarks")
+    scripts/bench/run.sh retrieval DB            (see docs/measurements.md, "Benchmark commands")
 
 Questions: the demo gold set.  The query embedding is computed once per question up front and served
 from memory during the timed runs, so the numbers exclude the embedding call (as the target says).
