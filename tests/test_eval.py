@@ -37,7 +37,7 @@ class TestDemoEval(StandInCase):
             assert result.ok, result.report
         result = importer.run(importer._read_source(path=DEMO_KB), source_name="demo")
         assert result.ok, result.report
-        # calibrated for multilingual-e5-small with `pv_kb eval` (README, "Refusal gate")
+        # calibrated for multilingual-e5-small with `pv_kb eval` (docs/measurements.md, "Refusal gate")
         cls.set_settings(embed_batch_size=32, gate_dense_floor=0.84, read_timeout=300)
         cls.env["pv.kb.chunk"]._embed_pending()
         cls.gold = evaluation.load_goldset(GOLDSET)

