@@ -1,6 +1,8 @@
 """Metrics over a gold question set (format: docs/eval-format.md).
 
-* :func:`load_goldset` reads and validates the YAML.
+* :func:`read_goldset` reads and validates the YAML (plain list or wrapped
+  ``{questions: [...]}``; unknown keys are metadata and give warnings);
+  :func:`load_goldset` returns just its questions.
 * :func:`retrieval_metrics` scores ranked entry ids per question.
 * :func:`answer_metrics` scores generated answers (needs a chat model).
 * :func:`latency_stats` and :func:`format_report` summarise runs, several
@@ -22,6 +24,7 @@ import difflib
 import math
 import os
 import statistics
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,8 +32,12 @@ import yaml
 
 KINDS = ("fact", "paraphrase", "compound", "multi", "conflict", "refuse", "injection")
 ANSWERABLE_KINDS = ("fact", "paraphrase", "compound", "multi", "conflict")
-_KEYS = ("id", "question", "kind", "expected_ids", "answer_must_contain")
+_KEYS = ("id", "question", "kind", "expected_ids", "answer_must_contain", "answer_must_not_contain")
 CONFLICT_MARK = "⚠"
+
+
+class GoldsetWarning(UserWarning):
+    """Something in a gold set that is read but not used (unknown keys): the run goes on."""
 
 
 class GoldsetError(ValueError):
@@ -50,6 +57,17 @@ class GoldQuestion:
     kind: str
     expected_ids: list[str] = field(default_factory=list)
     answer_must_contain: list[str] = field(default_factory=list)
+    answer_must_not_contain: list[str] = field(default_factory=list)
+
+
+@dataclass
+class GoldSet:
+    """A read gold set: its questions, the top-level metadata of the wrapped form, and the warnings."""
+
+    questions: list[GoldQuestion]
+    meta: dict = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    name: str = "Goldfragen"
 
 
 @dataclass
@@ -94,15 +112,21 @@ def _string_list(value, label: str, qid: str, problems: list[str]) -> list[str]:
     return [str(v).strip() for v in value if str(v).strip()]
 
 
-def load_goldset(text_or_path, known_ids: set[str] | None = None) -> list[GoldQuestion]:
+def read_goldset(text_or_path, known_ids: set[str] | None = None) -> GoldSet:
     """Read a gold set (YAML text, or a path to a .yml/.yaml file) and validate it.
 
-    Checks: a list of mappings; id, question and kind present; ids unique;
-    kind one of :data:`KINDS`; ``refuse`` questions expect no entries; list
-    fields are lists of strings; misspelt keys ("expected_id"); with
+    Accepted shapes: a list of questions, or a mapping with the list under
+    ``questions`` (its other top-level keys are metadata, kept in
+    ``GoldSet.meta``, e.g. ``split``, see :mod:`lib.eval_protocol`).
+    Checks: every question a mapping; id, question and kind present; ids
+    unique; kind one of :data:`KINDS`; ``refuse`` questions expect no
+    entries; list fields are lists of strings; a misspelt key whose proper
+    form is missing ("expected_id" without "expected_ids"); with
     ``known_ids``, every expected id exists in the knowledge base. All
     findings are collected and raised together as :class:`GoldsetError`,
-    each a German sentence naming the question.
+    each a German sentence naming the question. Other unknown keys
+    (``note``, ``expected_behaviour``, ...) are metadata: one German warning
+    per key in ``GoldSet.warnings``, and the question is used.
     """
     text, name = _read(text_or_path)
     try:
@@ -112,10 +136,16 @@ def load_goldset(text_or_path, known_ids: set[str] | None = None) -> list[GoldQu
         where = f" (Zeile {mark.line + 1})" if mark is not None else ""
         raise GoldsetError([f"{name} ist kein gültiges YAML{where}. Bitte die Einrückung und die "
                             "Anführungszeichen prüfen."]) from exc
+    meta: dict = {}
+    if isinstance(data, dict) and "questions" in data:
+        meta = {str(key): value for key, value in data.items() if key != "questions"}
+        data = data["questions"]
     if not isinstance(data, list):
-        raise GoldsetError([f"{name} muss eine Liste von Fragen sein (jede Frage beginnt mit '- id: ...')."])
+        raise GoldsetError([f"{name} muss eine Liste von Fragen sein (jede Frage beginnt mit '- id: ...'), "
+                            "oder eine Zuordnung mit dieser Liste unter 'questions:'."])
 
     problems: list[str] = []
+    unknown_keys: dict[str, list[str]] = {}
     questions: list[GoldQuestion] = []
     seen: set[str] = set()
     for position, item in enumerate(data, start=1):
@@ -130,10 +160,13 @@ def load_goldset(text_or_path, known_ids: set[str] | None = None) -> list[GoldQu
             problems.append(f"Frage {qid}: Die id kommt mehrfach vor. Bitte jeder Frage eine eigene id geben.")
         seen.add(qid)
         for key in item:
-            if key not in _KEYS:
-                close = difflib.get_close_matches(str(key), _KEYS, n=1, cutoff=0.75)
-                if close:
-                    problems.append(f"Frage {label}: Unbekannter Schlüssel '{key}'. Gemeint ist wohl '{close[0]}'.")
+            if key in _KEYS:
+                continue
+            close = difflib.get_close_matches(str(key), _KEYS, n=1, cutoff=0.75)
+            if close and close[0] not in item:
+                problems.append(f"Frage {label}: Unbekannter Schlüssel '{key}'. Gemeint ist wohl '{close[0]}'.")
+            else:
+                unknown_keys.setdefault(str(key), []).append(label)
         question = item.get("question")
         if not isinstance(question, str) or not question.strip():
             problems.append(f"Frage {label}: Der Fragetext (question) fehlt.")
@@ -144,6 +177,7 @@ def load_goldset(text_or_path, known_ids: set[str] | None = None) -> list[GoldQu
             problems.append(f"Frage {label}: Art {shown} ist unbekannt. Erlaubt sind: {', '.join(KINDS)}.")
         expected = _string_list(item.get("expected_ids"), "expected_ids", label, problems)
         must = _string_list(item.get("answer_must_contain"), "answer_must_contain", label, problems)
+        must_not = _string_list(item.get("answer_must_not_contain"), "answer_must_not_contain", label, problems)
         if kind == "refuse" and expected:
             problems.append(f"Frage {label}: Eine refuse-Frage erwartet keine Einträge; "
                             "bitte expected_ids leer lassen ([]).")
@@ -152,10 +186,22 @@ def load_goldset(text_or_path, known_ids: set[str] | None = None) -> list[GoldQu
             if unknown:
                 problems.append(f"Frage {label}: Die erwarteten Einträge {', '.join(unknown)} gibt es in der "
                                 "Wissensbasis nicht. Bitte die ids prüfen.")
-        questions.append(GoldQuestion(qid, question.strip(), kind, expected, must))
+        questions.append(GoldQuestion(qid, question.strip(), kind, expected, must, must_not))
     if problems:
         raise GoldsetError(problems)
-    return questions
+    notes = []
+    for key, labels in unknown_keys.items():
+        shown = ", ".join(labels[:3]) + (f" und {len(labels) - 3} weiteren" if len(labels) > 3 else "")
+        notes.append(f"{name}: Schlüssel '{key}' ist unbekannt und wird nicht ausgewertet (bei Frage {shown}).")
+    return GoldSet(questions, meta, notes, name)
+
+
+def load_goldset(text_or_path, known_ids: set[str] | None = None) -> list[GoldQuestion]:
+    """The questions of :func:`read_goldset`; its warnings are issued as :class:`GoldsetWarning`."""
+    goldset = read_goldset(text_or_path, known_ids)
+    for note in goldset.warnings:
+        warnings.warn(note, GoldsetWarning, stacklevel=2)
+    return goldset.questions
 
 
 # --------------------------------------------------------------------------- retrieval

@@ -1,8 +1,10 @@
 """Tests for lib.evaluation: gold set loading, retrieval and answer metrics, report."""
 import pytest
 
-from lib.evaluation import (AnswerRecord, GoldQuestion, GoldsetError, answer_metrics, format_report,
-                            latency_stats, load_goldset, retrieval_metrics)
+import warnings
+
+from lib.evaluation import (AnswerRecord, GoldQuestion, GoldsetError, GoldsetWarning, answer_metrics,
+                            format_report, latency_stats, load_goldset, read_goldset, retrieval_metrics)
 
 GOLD_YAML = """
 - id: q-sz-01
@@ -78,6 +80,38 @@ def test_load_goldset_reports_every_problem_with_the_question_id():
     assert any("q4" in p and "Fragetext" in p for p in problems)
     assert any("q4" in p and "expected_ids" in p and "Liste" in p for p in problems)
     assert len(problems) == 7
+
+
+def test_unknown_keys_are_metadata_with_a_warning_not_a_rejection():
+    text = GOLD_YAML.replace('  kind: fact\n', '  kind: fact\n  note: "aus dem Kundenworkshop"\n'
+                                               '  expected_behaviour: "nennt den Betrag"\n', 1)
+    text = text.replace('  kind: refuse\n', '  kind: refuse\n  note: "nicht in der Basis"\n'
+                                            '  answer_must_not_contain: ["€ 0,42"]\n', 1)
+    goldset = read_goldset(text)
+    assert [x.id for x in goldset.questions] == ["q-sz-01", "q-atz-01", "q-no-01", "q-inj-01"]
+    assert goldset.questions[2].answer_must_not_contain == ["€ 0,42"]   # a contract key, read, no warning
+    assert len(goldset.warnings) == 2
+    assert any("'note'" in w and "q-sz-01" in w and "q-no-01" in w for w in goldset.warnings)
+    assert any("'expected_behaviour'" in w and "q-sz-01" in w for w in goldset.warnings)
+    with pytest.warns(GoldsetWarning) as caught:
+        assert load_goldset(text) == goldset.questions
+    assert sorted(str(w.message) for w in caught) == sorted(goldset.warnings)
+    # a misspelt key whose proper form is there too is a note as well, not an error
+    both = GOLD_YAML.replace("  expected_ids: [lb-sz-02]\n", "  expected_ids: [lb-sz-02]\n  expected_id: x\n", 1)
+    assert [w for w in read_goldset(both).warnings if "'expected_id'" in w]
+
+
+def test_wrapped_goldset_keeps_its_metadata():
+    body = "\n".join("  " + line for line in GOLD_YAML.strip("\n").splitlines())
+    wrapped = f"name: Kundenfragen\nsplit: test\nquestions:\n{body}\n"
+    goldset = read_goldset(wrapped)
+    assert goldset.questions == load_goldset(GOLD_YAML)
+    assert goldset.meta == {"name": "Kundenfragen", "split": "test"} and goldset.warnings == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_goldset(wrapped)
+    with pytest.raises(GoldsetError, match="questions:"):
+        read_goldset("questions: {a: 1}\n")
 
 
 @pytest.mark.parametrize("text, fragment", [
