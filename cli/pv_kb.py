@@ -6,13 +6,16 @@ addon's code is imported only once a registry exists.
 
     odoo-bin --addons-path=… pv_kb import PATH [--dry-run] [--sync] [-c CONF | -d DB --db_host … -r USER …]
     odoo-bin --addons-path=… pv_kb eval --goldset FILE [--kb PATH] [--k 8] [--mode hybrid|dense|fts|all]
-                                        [--answers] [--json OUT] [Ollama overrides] [server options]
+                                        [--part test|tuning|all] [--answers] [--json OUT]
+                                        [Ollama overrides] [server options]
     odoo-bin --addons-path=… pv_kb ask "Frage …" [Ollama overrides] [server options]
     odoo-bin --addons-path=… pv_kb embed [Ollama overrides] [server options]
 
 PATH is a wissensbasis/ folder or a ZIP of it.  Ollama overrides (--ollama-url,
 --embedding-model, --chat-model, --query-prefix, --passage-prefix) apply to
-this run only; the stored settings stay as they are.  Exit code 0 on success,
+this run only; the stored settings stay as they are.  ``eval`` reports the test
+part of the gold set (held out from tuning, lib/eval_protocol.py) unless --part
+says otherwise.  Exit code 0 on success,
 1 when a batch is rejected or a step fails, 2 on wrong usage.
 """
 import argparse
@@ -47,6 +50,8 @@ class Pv_Kb(Command):
         ev.add_argument("--kb", help="import this folder/ZIP first (add mode; format: docs/kb-format.md)")
         ev.add_argument("--k", type=int, default=8)
         ev.add_argument("--mode", choices=["hybrid", "dense", "fts", "all"], default="hybrid")
+        ev.add_argument("--part", choices=["test", "tuning", "all"], default="test",
+                        help="which part of the gold set: the held-out test part (default), the tuning part, all")
         ev.add_argument("--answers", action="store_true", help="also generate and check answers (needs a chat model)")
         ev.add_argument("--json", dest="json_out", help="write all numbers to this JSON file")
         ask = sub.add_parser("ask", help="ask the assistant one question")
@@ -149,12 +154,21 @@ class Pv_Kb(Command):
     def cmd_eval(self, dbname, args):
         from odoo import api
 
-        from odoo.addons.pv_kb.lib import evaluation, ollama
+        from odoo.addons.pv_kb.lib import eval_protocol, evaluation, ollama
 
         try:
-            gold = evaluation.load_goldset(args.goldset)
+            goldset = evaluation.read_goldset(args.goldset)
+            split = eval_protocol.split_goldset(goldset.questions, goldset.meta)
         except (OSError, ValueError) as exc:
             sys.stderr.write(f"Goldset: {exc}\n")
+            return 2
+        for note in goldset.warnings:
+            sys.stderr.write(f"Hinweis: {note}\n")
+        gold = split.part(args.part)
+        part_label = {"test": "Testteil (nicht zum Abstimmen verwendet)", "tuning": "Tuning-Teil",
+                      "all": "alle Fragen"}[args.part]
+        if not gold:
+            sys.stderr.write(f"Goldset: der {part_label} ist leer ({split.rule.describe()}).\n")
             return 2
         registry = self._env(dbname)
         with registry.cursor() as cr:
@@ -180,8 +194,9 @@ class Pv_Kb(Command):
             report = env["pv.kb.evaluator"].run(gold, modes=modes, k=args.k, answers=args.answers,
                                                 progress=self._progress)
             sys.stderr.write("\n")
-            title = f"Evaluation {args.goldset} ({len(gold)} Fragen, k={args.k})"
-            sys.stdout.write(evaluation.format_report(title, report["modes"], report["settings"]) + "\n")
+            title = f"Evaluation {args.goldset}: {part_label}, {len(gold)} von {len(split.questions)} Fragen, k={args.k}"
+            settings = dict(report["settings"], split=split.rule.describe())
+            sys.stdout.write(evaluation.format_report(title, report["modes"], settings) + "\n")
             if report.get("gate", {}).get("min_dense_answerable") is not None:
                 g = report["gate"]
                 sys.stdout.write(f"Ablehnungs-Schwelle: kleinste Ähnlichkeit einer beantwortbaren Frage "
@@ -197,6 +212,8 @@ class Pv_Kb(Command):
                 for qid, expected, got in misses:
                     sys.stdout.write(f"Fehltreffer [{mode}] {qid}: erwartet {expected}, gefunden {got}\n")
             if args.json_out:
+                report["part"] = {"name": args.part, "rule": split.rule.describe(),
+                                  "ids": [q.id for q in gold], "tuning_ids": [q.id for q in split.tuning]}
                 with open(args.json_out, "w", encoding="utf-8") as fh:
                     json.dump(report, fh, indent=2, ensure_ascii=False, default=str)
             cr.rollback()

