@@ -99,6 +99,19 @@ def split_goldset(questions: Sequence[GoldQuestion], meta: Mapping | None = None
                  [q for q in questions if q.id not in tuning_ids], rule)
 
 
+def tuning_part(goldset) -> list[GoldQuestion]:
+    """The questions a tuning run may use (a ``lib.evaluation.GoldSet``); refuses a set without a tuning part.
+
+    Every script that chooses knobs takes its questions from here, so a gold set marked ``split: test``
+    cannot be tuned on by accident.
+    """
+    split = split_goldset(goldset.questions, goldset.meta)
+    if not split.tuning:
+        raise GoldsetError([f"{goldset.name} hat keinen Tuning-Teil ({split.rule.describe()}): "
+                            "an diesen Fragen wird nichts abgestimmt, sie dienen nur der Prüfung."])
+    return split.tuning
+
+
 def folds(questions: Sequence[GoldQuestion], k: int = 5, salt: str = DEFAULT_SALT) -> list[list[GoldQuestion]]:
     """``k`` folds, stratified by kind: within a kind, questions in hash order are dealt round-robin.
 
