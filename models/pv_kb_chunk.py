@@ -6,7 +6,7 @@ from odoo import api, fields, models
 from odoo.exceptions import UserError
 from odoo.tools import SQL
 
-from ..lib import chunking, ollama
+from ..lib import chunking, entry_card, ollama
 
 _logger = logging.getLogger(__name__)
 
@@ -17,6 +17,7 @@ SECTION_KEYS = [
     ("payroll", "Payroll relevance"),
     ("verweise", "References"),
     ("other", "Other"),
+    (entry_card.CARD_KEY, "Entry card"),   # one per entry, ranks entries; never a passage (lib/entry_card.py)
 ]
 DEFAULT_EMBEDDING_DIM = 1024   # bge-m3; changed when another embedding model is configured
 
@@ -69,16 +70,22 @@ class PvKbChunk(models.Model):
         # vectors inline in the heap row (pgvector's advice): no TOAST round trip per row, and the planner
         # sees their real size when it weighs the HNSW index against a sequential scan
         cr.execute("ALTER TABLE pv_kb_chunk ALTER COLUMN embedding SET STORAGE PLAIN")
+        self._create_embedding_index()   # IF NOT EXISTS: adds the card index to databases made before it
         cr.execute("""
             ALTER TABLE pv_kb_chunk ADD COLUMN IF NOT EXISTS search_tsv tsvector;
             CREATE INDEX IF NOT EXISTS pv_kb_chunk_search_tsv_idx ON pv_kb_chunk USING gin (search_tsv);
         """)
 
     def _create_embedding_index(self):
-        # pgvector's HNSW defaults (m 16, ef_construction 64), cosine distance for `<=>`.
+        # pgvector's HNSW defaults (m 16, ef_construction 64), cosine distance for `<=>`. The entry cards get a
+        # partial index of their own: the card query then searches only cards, and the section query (which
+        # excludes them) loses nothing by a filter.
         self.env.cr.execute("""
             CREATE INDEX IF NOT EXISTS pv_kb_chunk_embedding_hnsw_idx ON pv_kb_chunk
+             USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64);
+            CREATE INDEX IF NOT EXISTS pv_kb_chunk_card_hnsw_idx ON pv_kb_chunk
              USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)
+             WHERE section_key = 'card'
         """)
 
     @api.model
@@ -100,6 +107,53 @@ class PvKbChunk(models.Model):
         done = {row[0] for row in self.env.cr.fetchall()}
         for chunk in self:
             chunk.has_embedding = chunk.id in done
+
+    # --- entry cards ---------------------------------------------------------
+    @api.model
+    def _sync_cards(self, entry_ids=None):
+        """Create or update the entry card (lib/entry_card.py) of the given entries (database ids; all active
+        entries when None). A card whose text changed gets a new content hash, so the cron embeds it again.
+        Returns the number of cards created or changed."""
+        self.env.flush_all()
+        table = self.env["pv.kb.retriever"]._synonyms()
+        where = SQL("e.active")
+        if entry_ids is not None:
+            if not entry_ids:
+                return 0
+            where = SQL("%s AND e.id = ANY(%s)", where, list(entry_ids))
+        self.env.cr.execute(SQL("""
+            SELECT e.id, e.name, e.summary,
+                   (SELECT array_agg(t.name ORDER BY t.name) FROM pv_kb_entry_tag_rel r
+                      JOIN pv_kb_tag t ON t.id = r.tag_id WHERE r.entry_id = e.id),
+                   (SELECT array_agg(b.name ORDER BY b.name) FROM pv_kb_entry_legal_basis_rel r
+                      JOIN pv_kb_legal_basis b ON b.id = r.basis_id WHERE r.entry_id = e.id),
+                   c.id, c.content_hash
+              FROM pv_kb_entry e
+              LEFT JOIN pv_kb_chunk c ON c.entry_id = e.id AND c.section_key = %s
+             WHERE %s ORDER BY e.id""", entry_card.CARD_KEY, where))
+        create, changed = [], 0
+        for entry_id, title, summary, tags, bases, card_id, old_hash in self.env.cr.fetchall():
+            text = entry_card.card_text(tags=tags or [], synonyms=entry_card.card_synonyms(table, title, tags or []),
+                                        legal_bases=bases or [], summary=summary or "")
+            vals = {"text": text, "content_hash": chunking.chunk_hash(entry_card.CARD_KEY, "", text),
+                    "token_estimate": chunking.estimate_tokens(text)}
+            if card_id is None:
+                create.append(dict(vals, entry_id=entry_id, section_key=entry_card.CARD_KEY, heading_path="",
+                                   position=entry_card.CARD_POSITION))
+            elif vals["content_hash"] != old_hash:
+                self.browse(card_id).write(vals)
+                changed += 1
+        if create:
+            self.create(create)
+        return len(create) + changed
+
+    @api.model
+    def _cards_missing(self):
+        self.env.cr.execute("""
+            SELECT 1 FROM pv_kb_entry e WHERE e.active AND NOT EXISTS (
+                SELECT 1 FROM pv_kb_chunk c WHERE c.entry_id = e.id AND c.section_key = %s) LIMIT 1""",
+                            [entry_card.CARD_KEY])
+        return bool(self.env.cr.fetchone())
 
     # --- embeddings ----------------------------------------------------------
     @api.model
@@ -145,6 +199,7 @@ class PvKbChunk(models.Model):
         _logger.info("pv_kb: embedding column vector(%s) -> vector(%s), all chunks will be re-embedded", current, dim)
         self.env.cr.execute(SQL("""
             DROP INDEX IF EXISTS pv_kb_chunk_embedding_hnsw_idx;
+            DROP INDEX IF EXISTS pv_kb_chunk_card_hnsw_idx;
             ALTER TABLE pv_kb_chunk DROP COLUMN IF EXISTS embedding;
             ALTER TABLE pv_kb_chunk ADD COLUMN embedding vector(%s);
             ALTER TABLE pv_kb_chunk ALTER COLUMN embedding SET STORAGE PLAIN;
@@ -172,6 +227,8 @@ class PvKbChunk(models.Model):
         cut: list[str] = []
         window = None   # the model's context in tokens
         try:
+            if self._cards_missing():   # a base imported before entry cards existed gets them now
+                self._sync_cards()
             dim, window = client.embedding_facts(model)
             self._ensure_embedding_dim(dim)
             # counted once: the progress of the cron needs no full count per batch

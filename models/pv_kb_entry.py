@@ -47,7 +47,9 @@ class PvKbEntry(models.Model):
     content_hash = fields.Char(readonly=True, index=True)
     batch_id = fields.Many2one("pv.kb.batch", "Last import", readonly=True, ondelete="set null")
     active = fields.Boolean(default=True, readonly=True)
-    chunk_ids = fields.One2many("pv.kb.chunk", "entry_id", "Sections", readonly=True)
+    # the sections; the entry card (a chunk row of its own kind, lib/entry_card.py) is not one
+    chunk_ids = fields.One2many("pv.kb.chunk", "entry_id", "Sections", readonly=True,
+                                domain=[("section_key", "!=", "card")])
     chunk_count = fields.Integer(compute="_compute_chunk_count")
 
     _kb_id_uniq = models.Constraint("UNIQUE(kb_id)", "The entry id must be unique in the knowledge base.")
@@ -59,7 +61,8 @@ class PvKbEntry(models.Model):
 
     @api.depends("chunk_ids")
     def _compute_chunk_count(self):
-        groups = self.env["pv.kb.chunk"]._read_group([("entry_id", "in", self.ids)], ["entry_id"], ["__count"])
+        groups = self.env["pv.kb.chunk"]._read_group([("entry_id", "in", self.ids), ("section_key", "!=", "card")],
+                                                     ["entry_id"], ["__count"])
         counts = {entry.id: count for entry, count in groups}
         for entry in self:
             entry.chunk_count = counts.get(entry.id, 0)
@@ -76,7 +79,7 @@ class PvKbEntry(models.Model):
             "name": self.display_name,
             "res_model": "pv.kb.chunk",
             "view_mode": "list,form",
-            "domain": [("entry_id", "=", self.id)],
+            "domain": [("entry_id", "=", self.id), ("section_key", "!=", "card")],
         }
 
     @api.model

@@ -125,6 +125,8 @@ class PvKbImporter(models.AbstractModel):
                                         ("dangling_refs", "!=", False)])
         refs_to_resolve._resolve_cross_refs(refs_to_resolve)
         self.env["pv.kb.retriever"]._index_chunks(touched_chunk_ids)
+        touched_entries = Entry.search([("kb_id", "in", plan.new + plan.changed + plan.reactivated)])
+        self.env["pv.kb.chunk"]._sync_cards(touched_entries.ids)
 
     def _update_chunks(self, entry, new_chunks):
         """Re-chunk a changed entry: unchanged chunks (same hash) keep their embedding."""

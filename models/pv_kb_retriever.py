@@ -1,9 +1,10 @@
-"""Hybrid retrieval: dense (pgvector) + German full text (tsvector), fused to entries.
+"""Hybrid retrieval: dense (pgvector: sections and entry cards) + German full text (tsvector), fused to entries.
 
 The ranking logic lives in ``lib/fusion.py``, ``lib/fulltext.py`` and ``lib/compounds.py``; this
-model only runs the two SQL queries and feeds them the question.
+model only runs the SQL queries and feeds them the question.
 """
 import bisect
+import dataclasses
 import logging
 import threading
 import time
@@ -15,7 +16,7 @@ from pgvector import Vector
 from odoo import api, models
 from odoo.tools import SQL
 
-from ..lib import compounds, fulltext, fusion, ollama
+from ..lib import compounds, entry_card, fulltext, fusion, ollama
 
 _logger = logging.getLogger(__name__)
 
@@ -31,8 +32,10 @@ _CACHE = {}              # (dbname, name) -> (version, value): lexicon, synonyms
 MAX_DF_RATIO = 0.1       # full-text query atoms matching more chunks than this are dropped (lib.fulltext)
 FTS_ROW_BUDGET = 1000     # ... and the kept atoms match at most about this many chunks together
 BROAD_RERANK = 200        # a question without telling words: full text re-ranks this many dense candidates
-# Fusion knobs (lib.fusion.fuse), chosen with scripts/bench/tune_fusion.py on the demo gold set; rrf_k is a setting
-FUSION = {"method": "rrf", "weights": {"dense": 1.0, "fts": 0.75}, "chunk_decay": 0.4, "depth": 20}
+CARD_CANDIDATES = 20      # entry cards per question (one per entry, lib/entry_card.py)
+# How the lists are combined (lib.fusion.rank_entries); chosen with scripts/bench/tune_fusion.py by cross-validation
+# on the tuning part of the demo gold set only (README, "Retrieval quality"); k comes from the rrf_k setting
+RECIPE = fusion.Recipe(method="rrf", weights=(("dense", 1.0), ("fts", 0.75)), chunk_decay=0.4, depth=20)
 
 
 @dataclass
@@ -96,7 +99,7 @@ class PvKbRetriever(models.AbstractModel):
         def build():
             self.env.cr.execute("""
                 SELECT c.text, c.heading_path, e.name FROM pv_kb_chunk c JOIN pv_kb_entry e ON e.id = c.entry_id
-                 WHERE e.active""")
+                 WHERE e.active AND c.section_key <> %s""", [entry_card.CARD_KEY])
             return compounds.build_lexicon(" ".join(filter(None, row)) for row in self.env.cr.fetchall())
         return self._cached("lexicon", self._index_version(), build)
 
@@ -163,6 +166,7 @@ class PvKbRetriever(models.AbstractModel):
         self._bump_index_version()
         lexicon = self._lexicon()
         where = SQL("c.id = ANY(%s)", list(chunk_ids)) if chunk_ids is not None else SQL("TRUE")
+        where = SQL("%s AND c.section_key <> %s", where, entry_card.CARD_KEY)   # a card is no passage
         self.env.cr.execute(SQL("""
             SELECT c.id, concat_ws(' ', e.kb_id, e.name, e.topic,
                        (SELECT string_agg(t.name, ' ') FROM pv_kb_entry_tag_rel r JOIN pv_kb_tag t ON t.id = r.tag_id
@@ -205,11 +209,13 @@ class PvKbRetriever(models.AbstractModel):
         return SQL(" AND ").join(parts)
 
     @api.model
-    def _dense_hits(self, vector, filters=None, limit=CANDIDATES, model=None):
+    def _dense_hits(self, vector, filters=None, limit=CANDIDATES, model=None, cards=False):
         # ORDER BY distance on the chunk table alone, so that the HNSW index serves it; entry filters
         # go into a semi-join that pgvector's iterative scan keeps filling (pgvector >= 0.8). Only
-        # vectors of the current model are comparable with the query's.
-        where = SQL("c.entry_active AND c.embedding IS NOT NULL")
+        # vectors of the current model are comparable with the query's. ``cards``: the entry cards (their
+        # own partial index) instead of the sections.
+        where = SQL("c.entry_active AND c.embedding IS NOT NULL AND c.section_key %s %s",
+                    SQL("=") if cards else SQL("<>"), entry_card.CARD_KEY)
         if model:
             where = SQL("%s AND c.embedding_model = %s", where, model)
         if filters:
@@ -261,8 +267,11 @@ class PvKbRetriever(models.AbstractModel):
                 client.close()
 
     @api.model
-    def _candidates(self, query, mode, filters, settings, client=None, gated=None):
-        """The candidate lists of each signal (before fusion), with the query plan and notices."""
+    def _candidates(self, query, mode, filters, settings, client=None, gated=None, cards=None):
+        """The candidate lists of each signal (before fusion), with the query plan and notices.
+
+        ``cards``: fetch the entry-card list in hybrid mode (default: when :data:`RECIPE` uses it)."""
+        cards = bool(dict(RECIPE.weights).get("card")) if cards is None else cards
         started = time.perf_counter()
         cand = Candidates(lists={}, plan=fulltext.build_query(query, self._lexicon(), self._synonyms()), used=mode)
         # a question without a telling word ("broad"): the text signal re-ranks the semantic candidates instead
@@ -286,6 +295,9 @@ class PvKbRetriever(models.AbstractModel):
                     limit = BROAD_RERANK if broad and mode == "hybrid" else CANDIDATES
                     hits = self._dense_hits(vector, filters, limit=limit, model=settings["embedding_model"])
                     cand.lists["dense"] = hits[:CANDIDATES]
+                    if mode == "hybrid" and cards:
+                        cand.lists["card"] = self._dense_hits(vector, filters, limit=CARD_CANDIDATES,
+                                                              model=settings["embedding_model"], cards=True)
                     rerank_pool = [h.chunk_id for h in hits] if broad and mode == "hybrid" else []
                 cand.timings["dense_ms"] = (time.perf_counter() - t0) * 1000
             except ollama.OllamaError as exc:
@@ -323,8 +335,9 @@ class PvKbRetriever(models.AbstractModel):
         timings, lists, plan = cand.timings, cand.lists, cand.plan
         t0 = time.perf_counter()
         info = self._entry_info({h.entry_id for hits in lists.values() for h in hits})
-        entries = fusion.fuse(lists, k=settings["rrf_k"], stand_dates={i: v["stand_date"] for i, v in info.items()},
-                              prefer_kernwerte=plan.is_value_question, top_n=k, **FUSION)
+        entries = fusion.rank_entries(lists, dataclasses.replace(RECIPE, k=settings["rrf_k"]),
+                                      value_question=plan.is_value_question, top_n=k,
+                                      stand_dates={i: v["stand_date"] for i, v in info.items()})
         if expand and entries:
             cross = {i: v["cross_refs"] for i, v in info.items()}
             entries = fusion.expand_cross_refs(entries, cross, known=self._active_ids(
@@ -373,6 +386,7 @@ class PvKbRetriever(models.AbstractModel):
         if not chunk_ids and not kb_ids:
             return {}
         where = SQL("c.id = ANY(%s)", list(chunk_ids)) if chunk_ids else SQL("e.kb_id = ANY(%s)", list(kb_ids))
+        where = SQL("%s AND c.section_key <> %s", where, entry_card.CARD_KEY)   # cards are never shown
         if section_keys:
             where = SQL("%s AND c.section_key = ANY(%s)", where, list(section_keys))
         self.env.cr.execute(SQL("""

@@ -54,9 +54,10 @@ class TestEmbedding(StandInCase):
         entry = self.Entry.search([("kb_id", "=", "lb-sb-01")])
         entry.name = "Dienstwagen – Sachbezug (neu gefasst)"
         status = self.env["pv.kb.chunk"]._embedding_status()
-        self.assertEqual(status["pending"], len(entry.chunk_ids), "only the renamed entry's chunks")
+        # its sections and its entry card (both embedded under the title), nothing else
+        self.assertEqual(status["pending"], len(entry.chunk_ids) + 1, "only the renamed entry's chunks and card")
         self.standin.reset()
-        self.assertEqual(self.embed_all()["done"], len(entry.chunk_ids))
+        self.assertEqual(self.embed_all()["done"], len(entry.chunk_ids) + 1)
         sent = [r["first_input"] for r in self.standin.requests_log if r["path"] == "/api/embed"]
         self.assertTrue(sent and sent[0].startswith("Dienstwagen – Sachbezug (neu gefasst) – "), sent)
 
@@ -201,6 +202,63 @@ class TestRetrieval(StandInCase):
         self.assertEqual(result.entry_ids[0], "lb-sb-01")
         expansions = [e for e in result.entries if e.expansion]
         self.assertEqual([e.entry_id for e in expansions], ["lb-url-01"])
+
+
+@tagged("post_install", "-at_install", "pv_kb", "pv_kb_retrieval")
+class TestEntryCard(StandInCase):
+    """One entry card per entry (lib/entry_card.py): embedded, ranked as its own list, never a passage."""
+
+    def card(self, kb_id):
+        return self.Chunk.search([("kb_id", "=", kb_id), ("section_key", "=", "card")])
+
+    def test_cards_follow_import_and_synonyms_and_stay_out_of_sections_and_passages(self):
+        self.run_import(batch_files(compound_entries()))
+        entry = self.Entry.search([("kb_id", "=", "lb-sb-01")])
+        card = self.card("lb-sb-01")
+        self.assertEqual(len(card), 1)
+        # tags and summary of the entry, and the curator's terms that point at it (synonym table)
+        self.assertIn("Auch genannt: ", card.text)
+        self.assertIn("Firmenauto", card.text)
+        self.assertIn("Privatnutzung eines Dienstwagens", card.text)
+        self.assertNotIn(card, entry.chunk_ids, "a card is not a section of the entry")
+        self.assertEqual(entry.chunk_count, len(entry.chunk_ids))
+        self.embed_all()
+        self.assertTrue(card.has_embedding)
+
+        # a synonym edit reaches the card, which is then embedded again
+        old_hash = card.content_hash
+        self.env["pv.kb.synonym"].create({"term": "Flottenfahrzeug", "expansions": "Dienstwagen"})
+        self.assertIn("Flottenfahrzeug", card.text)
+        self.assertNotEqual(card.content_hash, old_hash)
+        self.assertEqual(self.env["pv.kb.chunk"]._embedding_status()["pending"], 1)
+
+        # re-importing a changed entry keeps its card (and the card's embedding when its text is unchanged)
+        self.embed_all()
+        entries = compound_entries()
+        entries["lb-ueb-01"] = entries["lb-ueb-01"].replace("teilweise steuerfrei", "zum Teil steuerfrei")
+        self.run_import(batch_files(entries))
+        self.assertEqual(len(self.card("lb-ueb-01")), 1)
+        self.assertEqual(self.card("lb-sb-01").content_hash, card.content_hash)
+        self.assertTrue(self.card("lb-sb-01").has_embedding)
+
+        # the card list ranks entries; no retrieved passage and no context row is ever a card
+        Retriever = self.env["pv.kb.retriever"]
+        cards = Retriever._dense_hits([0.1] * 1024, cards=True)
+        self.assertEqual({h.section_key for h in cards}, {"card"})
+        self.assertEqual(len(cards), 3)
+        self.assertNotIn("card", {h.section_key for h in Retriever._dense_hits([0.1] * 1024)})
+        result = Retriever.retrieve("Firmenauto privat fahren", k=3)
+        self.assertNotIn("card", {row["section_key"] for row in result.chunks.values()})
+        rows = Retriever._chunk_rows(kb_ids=["lb-sb-01"])
+        self.assertTrue(rows)
+        self.assertNotIn("card", {row["section_key"] for row in rows.values()})
+
+    def test_a_base_without_cards_gets_them_before_embedding(self):
+        self.run_import(batch_files(compound_entries()))
+        self.Chunk.search([("section_key", "=", "card")]).unlink()
+        self.embed_all()
+        self.assertEqual(len(self.Chunk.search([("section_key", "=", "card")])), 3)
+        self.assertEqual(self.env["pv.kb.chunk"]._embedding_status()["pending"], 0)
 
 
 @tagged("post_install", "-at_install", "pv_kb", "pv_kb_retrieval")

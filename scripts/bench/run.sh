@@ -11,7 +11,9 @@
 #   scripts/bench/run.sh pipeline DB         agent overhead beyond the model calls on the demo gold set
 #   scripts/bench/run.sh health [DB]         health check of the whole base, five runs, rolled back (default: 601 synthetic
 #                                            + demo entries with random vectors, as scale 601 builds them)
-#   scripts/bench/run.sh tune DB             grid over the fusion knobs on the demo gold set (DB with e5 embeddings)
+#   scripts/bench/run.sh tune DB             fusion recipes cross-validated on the tuning part of the demo gold set,
+#                                            reported on its test part and on data/demo_kb/goldset_praxis.yaml
+#                                            (DB with e5 embeddings; BENCH_GOLDSET / BENCH_HELDOUT override)
 #   scripts/bench/run.sh pii [OPTIONS]       personal-data gate: precision/recall per detector on data/pii_eval.yaml,
 #                                            median time per question (pure Python, no Odoo; options: bench_pii.py)
 #   scripts/bench/run.sh pii-odoo [DB]       the gate's time per question inside Odoo with 2,000 contacts (rolled back;
@@ -43,6 +45,7 @@ scale_db() {
         done
         psql_super -d $db <<SQL
 DROP INDEX IF EXISTS pv_kb_chunk_embedding_hnsw_idx;
+DROP INDEX IF EXISTS pv_kb_chunk_card_hnsw_idx;
 ALTER TABLE pv_kb_chunk DROP COLUMN embedding;
 ALTER TABLE pv_kb_chunk ADD COLUMN embedding vector(384);
 ALTER TABLE pv_kb_chunk ALTER COLUMN embedding SET STORAGE PLAIN;
@@ -50,6 +53,7 @@ UPDATE pv_kb_chunk SET embedding = (SELECT array_agg(random() - 0.5)::vector(384
        embedding_model = 'random-384', embedded_hash = content_hash;
 SET maintenance_work_mem = '1GB';
 CREATE INDEX pv_kb_chunk_embedding_hnsw_idx ON pv_kb_chunk USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64);
+CREATE INDEX pv_kb_chunk_card_hnsw_idx ON pv_kb_chunk USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64) WHERE section_key = 'card';
 VACUUM ANALYZE pv_kb_chunk;
 SQL
         psql_super -d $db -c "INSERT INTO ir_config_parameter (key, value, create_date, write_date) VALUES ('pv_kb.embedding_model', 'random-384', now(), now()) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
@@ -72,7 +76,8 @@ case $what in
         start_standin --embed-model multilingual-e5-small=e5 --overhead-ms 0
         trap 'kill $STANDIN_PID 2>/dev/null' EXIT
         script=$([[ $what == tune ]] && echo tune_fusion.py || echo bench_retrieval.py)
-        STANDIN_URL=$STANDIN_URL shell "${1:?database}" "$REPO/scripts/bench/$script" ;;
+        STANDIN_URL=$STANDIN_URL BENCH_HELDOUT=${BENCH_HELDOUT-$REPO/data/demo_kb/goldset_praxis.yaml} \
+            shell "${1:?database}" "$REPO/scripts/bench/$script" ;;
     scale)
         scale_db "${1:-20000}"
         BENCH_RANDOM_VECTORS=1 shell $db "$REPO/scripts/bench/bench_retrieval.py" ;;

@@ -156,3 +156,71 @@ def test_expand_cross_refs_limits_and_known_filter():
     assert [r.entry_id for r in expand_cross_refs(results, refs, known={"x", "y", "z"})][2:] == ["x", "y", "z"]
     assert [r.entry_id for r in expand_cross_refs(results, refs, from_top=1)][2:] == ["x", "gone", "y"]
     assert expand_cross_refs(results, {}, max_added=3) == results
+
+
+# --------------------------------------------------------------------------- entry-level lists, rescue, recipes
+
+from lib.fusion import Recipe, rank_entries, rescue  # noqa: E402
+
+
+def test_entry_level_lists_add_to_the_entry_but_never_become_its_chunks():
+    lists = {"dense": [hit(1, "a", 1), hit(2, "b", 2)]}
+    cards = {"card": [hit(90, "b", 1, section="card"), hit(91, "c", 2, section="card")]}
+    plain = fuse(lists, k=10, top_n=None)
+    assert [r.entry_id for r in plain] == ["a", "b"]
+    both = fuse(lists, k=10, top_n=None, entry_lists=cards, weights={"dense": 1.0, "card": 1.0})
+    by_id = {r.entry_id: r for r in both}
+    assert [r.entry_id for r in both] == ["b", "a", "c"]          # b: 1/12 + 1/11 > a: 1/11
+    assert by_id["b"].score == pytest.approx(1 / 12 + 1 / 11)
+    assert by_id["b"].chunk_ids == [2] and by_id["b"].signals == {"card": 1, "dense": 2}
+    # an entry only the cards found: ranked, without chunks of its own
+    assert by_id["c"].chunk_ids == [] and by_id["c"].best_section == "" and by_id["c"].signals == {"card": 2}
+    # weight 0 switches the card list off
+    zero = fuse(lists, k=10, top_n=None, entry_lists=cards, weights={"dense": 1.0, "card": 0.0})
+    assert [r.entry_id for r in zero][:2] == ["a", "b"]
+
+
+def test_entry_level_lists_in_the_convex_combination():
+    lists = {"dense": [hit(1, "a", 1, 0.9), hit(2, "b", 2, 0.8)]}
+    cards = {"card": [hit(90, "b", 1, 0.95, "card"), hit(91, "a", 2, 0.7, "card")]}
+    res = fuse(lists, method="convex", weights={"dense": 1.0, "card": 0.5}, entry_lists=cards, top_n=None)
+    scores = {r.entry_id: r.score for r in res}
+    assert scores == {"a": pytest.approx(1.0 + 0.0), "b": pytest.approx(0.0 + 0.5)}
+
+
+def er(entry_id):
+    return EntryResult(entry_id, 1.0, [1], "zusammenfassung")
+
+
+def test_rescue_adds_only_what_the_ranking_side_missed_below_its_top():
+    dense = [er(x) for x in "abcdefghij"]
+    fts = [er(x) for x in ["c", "x", "a", "y", "z"]]
+    out = [r.entry_id for r in rescue(dense, fts, keep_top=3, add=2, top_n=8)]
+    assert out == ["a", "b", "c", "x", "y", "d", "e", "f"]
+    # nothing missed: dense unchanged
+    assert [r.entry_id for r in rescue(dense, [er("b"), er("a")], keep_top=2, add=2)] == list("abcdefgh")
+    # only the first add + keep_top of the rescuing side are looked at
+    assert [r.entry_id for r in rescue(dense[:3], [er(x) for x in "abcq"], keep_top=1, add=1, top_n=None)] == \
+        ["a", "b", "c"]
+    assert [r.entry_id for r in rescue([], [er("q")], keep_top=3, add=2)] == ["q"]
+
+
+def test_rank_entries_applies_a_recipe_per_question_type():
+    lists = {"dense": [hit(1, "a", 1, 0.9), hit(2, "b", 2, 0.5)],
+             "fts": [hit(3, "b", 1, 0.8), hit(4, "a", 2, 0.1)]}
+    recipe = Recipe(method="convex", weights=(("dense", 1.0), ("fts", 0.2)),
+                    value_weights=(("dense", 1.0), ("fts", 2.0)))
+    assert [r.entry_id for r in rank_entries(lists, recipe)] == ["a", "b"]
+    assert [r.entry_id for r in rank_entries(lists, recipe, value_question=True)] == ["b", "a"]
+
+
+def test_rank_entries_rescue_and_its_fallback_without_the_ranking_side():
+    lists = {"dense": [hit(n, e, n) for n, e in enumerate("abcdefghi", start=1)],
+             "fts": [hit(50, "z", 1), hit(51, "a", 2)]}
+    recipe = Recipe(method="rescue", weights=(("dense", 1.0),), rescue_keep=3, rescue_add=1)
+    assert [r.entry_id for r in rank_entries(lists, recipe)] == ["a", "b", "c", "z", "d", "e", "f", "g"]
+    # no embeddings: full text ranks alone
+    assert [r.entry_id for r in rank_entries({"fts": lists["fts"]}, recipe)] == ["z", "a"]
+    with pytest.raises(ValueError):
+        rank_entries(lists, Recipe(method="magic"))
+    assert "rescue=fts:3+1" in recipe.label() and "k=" in recipe.label()
