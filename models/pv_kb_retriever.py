@@ -33,9 +33,11 @@ MAX_DF_RATIO = 0.1       # full-text query atoms matching more chunks than this 
 FTS_ROW_BUDGET = 1000     # ... and the kept atoms match at most about this many chunks together
 BROAD_RERANK = 200        # a question without telling words: full text re-ranks this many dense candidates
 CARD_CANDIDATES = 20      # entry cards per question (one per entry, lib/entry_card.py)
-# How the lists are combined (lib.fusion.rank_entries); chosen with scripts/bench/tune_fusion.py by cross-validation
-# on the tuning part of the demo gold set only (README, "Retrieval quality"); k comes from the rrf_k setting
-RECIPE = fusion.Recipe(method="rrf", weights=(("dense", 1.0), ("fts", 0.75)), chunk_decay=0.4, depth=20)
+# How the lists are combined (lib.fusion.rank_entries): chosen with scripts/bench/tune_fusion.py, the family by
+# 5-fold cross-validation on the tuning part of the demo gold set, the knobs on that tuning part (docs/retrieval.md):
+# weighted RRF, dense-heavy (full text 0.25), the entry cards as a third list; k comes from the rrf_k setting (30)
+RECIPE = fusion.Recipe(method="rrf", weights=(("dense", 1.0), ("fts", 0.25), ("card", 0.5)), chunk_decay=0.4,
+                       depth=20)
 
 
 @dataclass

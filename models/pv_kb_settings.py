@@ -25,7 +25,7 @@ DEFAULTS = {
     "query_prefix": ("", str),
     "passage_prefix": ("", str),
     "top_k": (8, int),
-    "rrf_k": (60, int),
+    "rrf_k": (30, int),   # chosen with the fusion recipe (pv_kb_retriever.RECIPE)
     "connect_timeout": (3.0, float),
     "read_timeout": (120.0, float),
     "embed_batch_size": (32, int),
