@@ -110,6 +110,9 @@ class PvKbHealthRun(models.Model):
     def _duplicate_pairs(self):
         """(a, b, similarity) for each entry's summary and its nearest summaries of other entries.
 
+        The entry cards (lib/entry_card.py) are left out of the neighbours: an entry's own card, next to
+        its summary, would take one of the few places.
+
         One index query per summary chunk (``ORDER BY embedding <=> v LIMIT n`` on the chunk table, so
         the HNSW index serves it), not all pairs in Python.
         """
@@ -126,7 +129,7 @@ class PvKbHealthRun(models.Model):
         for _chunk_id, kb_id, vector in summaries:
             cr.execute("""
                 SELECT kb_id, section_key, 1 - (embedding <=> %(v)s::vector) FROM pv_kb_chunk
-                 WHERE embedding IS NOT NULL AND entry_active
+                 WHERE embedding IS NOT NULL AND entry_active AND section_key <> 'card'
                  ORDER BY embedding <=> %(v)s::vector LIMIT %(n)s
             """, {"v": vector, "n": DUPLICATE_NEIGHBOURS})
             for other, section, similarity in cr.fetchall():
