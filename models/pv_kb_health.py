@@ -148,7 +148,7 @@ class PvKbHealthRun(models.Model):
         limit = fields.Datetime.now() - dt.timedelta(minutes=grace_minutes)
         cr.execute("""
             SELECT e.kb_id, count(c.id), count(c.embedding)
-              FROM pv_kb_entry e JOIN pv_kb_chunk c ON c.entry_id = e.id
+              FROM pv_kb_entry e JOIN pv_kb_chunk c ON c.entry_id = e.id AND c.section_key <> 'card'
              WHERE e.active AND e.write_date <= %s
              GROUP BY e.kb_id
         """, [limit])
