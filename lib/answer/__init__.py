@@ -4,10 +4,16 @@ The agent (``models/pv_kb_agent.py``) calls the modules in this order:
 
 1. ``gate`` — refuse before generation when the retrieval evidence is clearly empty;
 2. ``conflicts`` — Kernwerte conflicts between the retrieved entries (:func:`detect_conflicts`);
-3. ``prompt`` — the ``<wissensbasis>`` context and the chat messages (:func:`build_messages`);
+3. ``prompt`` — the ``<wissensbasis>`` context and the chat messages (:func:`build_messages`), sized to
+   the model's window by ``freetext.context_budget``; in the structured mode ``structured`` gives the
+   system prompt and the JSON schema sent as Ollama's ``format``;
 4. (the model answers)
-5. ``validation`` — checks in code (:func:`validate_answer`), the note for one regeneration
-   (:func:`strict_instruction`) and the answer's status (:func:`answer_status`); it uses
+   free text: ``freetext`` removes echoed instructions and tag fragments and attaches a citation to a
+   claim whose values stand in exactly one retrieved entry; structured: ``structured`` parses the JSON,
+   checks each statement (ids, verbatim quote, values, Stand) and writes the answer itself;
+5. ``validation`` — checks in code (:func:`validate_answer`) and the note for one regeneration
+   (:func:`strict_instruction`); ``outcome`` — the status rule: what the user sees when checks fail
+   (:func:`outcome.decide`: never a wrong figure as prose); it uses
 6. ``citations`` — ``[id]`` extraction and refusal detection, and removes ids that were not
    retrieved from what is shown (:func:`strip_unknown_citations`);
 7. ``values`` — German amounts, percentages and counts, compared with the cited source;

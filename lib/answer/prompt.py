@@ -232,15 +232,17 @@ def build_messages(
     history: list[dict] | None = None,
     max_history_chars: int = 4000,
     strict_note: str | None = None,
+    max_context_chars: int = 24000,
 ) -> list[dict]:
     """Chat messages: system rules, bounded history, then context + conflicts + question.
 
     The last message is the user turn ``render_context(blocks)``, a
     ``<konflikte>`` section with one ``KONFLIKT: id1 id2 …`` line per conflict
     (only when there are conflicts), and the question inside ``<frage>``;
-    ``strict_note`` (for a regeneration) follows after a blank line.
+    ``strict_note`` (for a regeneration) follows after a blank line; the context stays within
+    ``max_context_chars`` (see ``freetext.context_budget``).
     """
-    content = render_context(blocks) + "\n"
+    content = render_context(blocks, max_context_chars) + "\n"
     if conflicts:
         # one line per set of contradicting entries (several keys may differ between the same two)
         lines = list(dict.fromkeys("KONFLIKT: " + " ".join(one_line(i) for i in c.entry_ids) for c in conflicts))

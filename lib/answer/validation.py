@@ -1,4 +1,4 @@
-"""Validation of a model answer in code, the note for one regeneration, and the answer's status."""
+"""Validation of a model answer in code and the note for one regeneration (the status rule: ``outcome``)."""
 from __future__ import annotations
 
 import re
@@ -8,7 +8,7 @@ from .. import md_blocks
 from ..text_de import fold_plain
 from .citations import CITATION_RE, extract_citations, is_refusal
 from .conflicts import conflict_marked
-from .types import REFUSAL_TEXT, WARNING_CODES, Conflict, ContextBlock, Validation, Violation, ordered_unique, short
+from .types import REFUSAL_TEXT, Conflict, ContextBlock, Validation, Violation, ordered_unique, short
 from .values import find_values, source_index, value_in_source
 
 _STAND_RE = re.compile(r"\bStand:?\s*\d{4}-\d{2}", re.I)
@@ -156,20 +156,3 @@ def strict_instruction(validation: Validation) -> str:
         if code not in _STRICT_LINES:
             lines.append(f"- Regelverstoß ({code}): " + "; ".join(short(d, 120) for d in grouped[code][:5]))
     return "\n".join(lines)
-
-
-def answer_status(validation: Validation, unknown_ids: Sequence[str] = ()) -> str:
-    """The status of a model answer after validation: ``verweigert``, ``beantwortet`` or ``unsicher``.
-
-    A refusal is ``verweigert``. An answer is ``beantwortet`` when its only violations are warnings or a
-    missing conflict side (the ⚠ note is then added in code, :func:`conflicts.add_conflict_note`), else
-    ``unsicher``. Any cited id that was not retrieved (``unknown_ids``, removed from the shown text)
-    makes it ``unsicher`` whatever else holds.
-    """
-    if unknown_ids:
-        return "unsicher"
-    if validation.refused:
-        return "verweigert"
-    if all(v.code in WARNING_CODES or v.code == "conflict_side_missing" for v in validation.violations):
-        return "beantwortet"
-    return "unsicher"

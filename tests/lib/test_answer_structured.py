@@ -1,0 +1,161 @@
+"""Tests for lib.structured: schema, parsing, per-statement checks, rendering, streaming, modes."""
+import json
+
+import pytest
+
+from lib.answer import structured as s
+from lib.answer.types import Conflict, ContextBlock
+
+SZ_TEXT = ("Sonstige Bezüge innerhalb des Jahressechstels sind nach Abzug der Sozialversicherung bis "
+           "€ 620 steuerfrei. Darüber gilt ein fester Steuersatz von 6 % bis zur Freigrenze von € 2.100.")
+
+
+def block(entry_id, text, stand="2026-01", title="Sonderzahlungen – Besteuerung"):
+    return ContextBlock(entry_id=entry_id, title=title, stand=stand, topic="sonderzahlungen",
+                        source="Lexis", heading_path=f"{title} > Kernwerte", text=text, section_key="kernwerte",
+                        score=1.0)
+
+
+@pytest.fixture
+def blocks():
+    return [block("lb-sz-01", SZ_TEXT),
+            block("lb-rk-02", "Das amtliche Kilometergeld beträgt ab 2025 € 0,50 je Kilometer.", stand="2025-01",
+                  title="Kilometergeld"),
+            block("wiku-rk-01", "Das Kilometergeld beträgt € 0,42 je Kilometer.", stand="2024-01",
+                  title="Kilometergeld alt")]
+
+
+def good_statement(**kw):
+    data = {"quellen": ["lb-sz-01"], "zitat": "bis € 620 steuerfrei",
+            "text": "Der Freibetrag für sonstige Bezüge beträgt € 620.",
+            "werte": [{"wert": "€ 620", "stand": "2026-01"}]}
+    data.update(kw)
+    return s.statement_from(data)
+
+
+def codes(checked):
+    return sorted({v.code for v in checked.violations})
+
+
+def test_schema_lists_retrieved_ids_as_enum_and_requires_the_statement_fields():
+    schema = s.answer_schema(["lb-sz-01", "lb-rk-02", "lb-sz-01"])
+    item = schema["properties"]["aussagen"]["items"]
+    assert item["properties"]["quellen"]["items"]["enum"] == ["lb-sz-01", "lb-rk-02"]
+    assert set(item["required"]) == {"quellen", "zitat", "text", "werte"}
+    assert schema["required"] == ["verweigert", "grund", "aussagen"]
+    assert "enum" not in s.answer_schema([])["properties"]["aussagen"]["items"]["properties"]["quellen"]["items"]
+
+
+def test_parse_response_reads_statements_refusals_and_rejects_garbage():
+    raw = json.dumps({"verweigert": False, "grund": "", "aussagen": [
+        {"quellen": ["LB-SZ-01"], "zitat": "q", "text": "t", "werte": [{"wert": "€ 620", "stand": "2026-01"}]}]})
+    parsed = s.parse_response("```json\n" + raw + "\n```")
+    assert not parsed.error and not parsed.refused
+    assert parsed.statements[0].ids == ["lb-sz-01"] and parsed.statements[0].values == [("€ 620", "2026-01")]
+    refusal = s.parse_response('{"verweigert": true, "grund": "Nicht enthalten.", "aussagen": []}')
+    assert refusal.refused and refusal.reason == "Nicht enthalten."
+    assert s.parse_response("Der Freibetrag beträgt € 620 [lb-sz-01].").error
+    assert s.parse_response('{"verweigert": false, "aussagen": {"x": 1}}').error
+    assert s.parse_response('{"foo": 1}').error
+    # "verweigert": false and no statement says nothing: read as a refusal, not as an empty answer
+    assert s.parse_response('{"verweigert": false, "grund": "", "aussagen": []}').refused
+
+
+def test_match_quote_accepts_small_changes_and_rejects_paraphrase():
+    assert s.match_quote("bis € 620 steuerfrei", SZ_TEXT) == "620 steuerfrei" or \
+        "620 steuerfrei" in s.match_quote("bis € 620 steuerfrei", SZ_TEXT)
+    passage = s.match_quote("nach Abzug der Sozialversicherungen bis 620 Euro steuerfrei", SZ_TEXT)
+    assert passage and passage.startswith("nach Abzug") and "steuerfrei" in passage
+    assert s.match_quote("Weihnachtsgeld ist immer komplett steuerfrei", SZ_TEXT) is None
+    assert s.match_quote("steuerfrei", SZ_TEXT) is None            # one word is no quote
+    long_quote = " ".join(["Sonstige Bezüge innerhalb des Jahressechstels"] * 8)
+    assert s.match_quote(long_quote, SZ_TEXT) is None              # only the first 25 words count
+
+
+def test_a_correct_statement_passes_and_renders_with_id_and_stand(blocks):
+    checked = s.check_statement(good_statement(), blocks)
+    assert checked.ok and codes(checked) == [] and checked.passage_id == "lb-sz-01"
+    assert "620 steuerfrei" in checked.passage
+    text = s.render_answer([checked], blocks)
+    assert text == "Der Freibetrag für sonstige Bezüge beträgt € 620. [lb-sz-01] (Stand 2026-01)"
+
+
+@pytest.mark.parametrize("change, code", [
+    ({"quellen": ["lb-xx-99"]}, "unknown_id"),
+    ({"quellen": []}, "no_citation"),
+    ({"zitat": ""}, "quote_missing"),
+    ({"zitat": "Der Freibetrag ist immer 900 Euro hoch"}, "quote_not_found"),
+    ({"text": "Der Freibetrag beträgt € 720."}, "value_not_in_source"),
+    ({"werte": [{"wert": "€ 720", "stand": "2026-01"}]}, "value_not_in_source"),
+    ({"werte": [{"wert": "€ 620", "stand": "2019-01"}]}, "stand_mismatch"),
+    ({"text": "Antwortformat: Jeder Satz mit [id], jeder Wert mit (Stand JJJJ-MM)."}, "echo"),
+])
+def test_each_failing_rule_fails_the_statement(blocks, change, code):
+    checked = s.check_statement(good_statement(**change), blocks)
+    assert code in codes(checked)
+    assert not checked.ok
+    assert s.render_answer([checked], blocks) == ""
+
+
+def test_missing_stand_is_repaired_with_the_entrys_own_stand(blocks):
+    checked = s.check_statement(good_statement(werte=[{"wert": "€ 620", "stand": ""}]), blocks)
+    assert codes(checked) == ["missing_stand"] and checked.ok
+    assert "[lb-sz-01] (Stand 2026-01)" in s.render_answer([checked], blocks)
+
+
+def test_ids_and_stand_written_into_the_text_are_checked_and_not_shown_twice(blocks):
+    checked = s.check_statement(good_statement(text="Freibetrag € 620 [lb-sz-01] (Stand 2026-01)"), blocks)
+    assert checked.ok
+    assert s.render_answer([checked], blocks) == "Freibetrag € 620. [lb-sz-01] (Stand 2026-01)"
+    sneaky = s.check_statement(good_statement(text="Freibetrag € 620 [lb-zz-01]"), blocks)
+    assert "unknown_id" in codes(sneaky)
+
+
+def test_only_passing_statements_are_rendered_and_conflicts_get_both_sides(blocks):
+    conflict = Conflict("Kilometergeld", ["lb-rk-02", "wiku-rk-01"], {"lb-rk-02": "€ 0,50", "wiku-rk-01": "€ 0,42"},
+                        {"lb-rk-02": "2025-01", "wiku-rk-01": "2024-01"})
+    km = s.check_statement(s.statement_from({
+        "quellen": ["lb-rk-02"], "zitat": "Das amtliche Kilometergeld beträgt ab 2025 € 0,50 je Kilometer",
+        "text": "Das Kilometergeld beträgt € 0,50 je Kilometer.", "werte": [{"wert": "€ 0,50", "stand": "2025-01"}],
+        "widerspruch": ["lb-rk-02", "wiku-rk-01"]}), blocks)
+    bad = s.check_statement(good_statement(text="Der Freibetrag beträgt € 999."), blocks)
+    answer = s.render_answer([km, bad], blocks, [conflict])
+    assert "999" not in answer
+    assert answer.startswith("⚠ Widerspruch: Das Kilometergeld beträgt € 0,50 je Kilometer. [lb-rk-02] (Stand 2025-01)")
+    assert "[wiku-rk-01] (Stand 2024-01)" in answer     # the side the model left out, added by the code
+
+
+def test_refusal_keeps_a_plain_reason_but_never_values_or_ids():
+    assert s.render_refusal("Die Frage betrifft das deutsche Steuerrecht.").endswith("deutsche Steuerrecht.")
+    assert s.render_refusal("In Deutschland sind es € 1.000 [de-01].") == s.REFUSAL_TEXT
+    assert s.render_refusal("") == s.REFUSAL_TEXT
+
+
+def test_retry_note_names_each_failed_statement_and_why(blocks):
+    bad = s.check_statement(good_statement(text="Der Freibetrag beträgt € 720."), blocks)
+    note = s.retry_note([bad])
+    assert "€ 720" in note and "steht nicht im zitierten Eintrag" in note
+
+
+def test_statement_stream_yields_each_statement_when_its_object_closes():
+    raw = json.dumps({"verweigert": False, "grund": "", "aussagen": [
+        {"quellen": ["a-1"], "zitat": "x {y} \"z\"", "text": "eins", "werte": []},
+        {"quellen": ["b-2"], "zitat": "w", "text": "zwei", "werte": [{"wert": "1", "stand": "2026-01"}]}]})
+    stream = s.StatementStream()
+    seen = []
+    for pos in range(0, len(raw), 7):
+        got = stream.feed(raw[pos:pos + 7])
+        seen.extend((pos, g.text) for g in got)
+    assert [t for _p, t in seen] == ["eins", "zwei"]
+    first_end = raw.index('"werte": []}') + len('"werte": []}')
+    assert seen[0][0] <= first_end < seen[1][0]      # the first one came before the second was written
+
+
+def test_modes_per_model():
+    text = "qwen2.5-coder:1.5b = structured\n# comment\nqwen3=text\nbroken line\nx=other"
+    assert s.parse_modes(text) == {"qwen2.5-coder:1.5b": "structured", "qwen3": "text"}
+    assert s.mode_for("qwen2.5-coder:1.5b", text) == "structured"
+    assert s.mode_for("qwen3:32b", text) == "text"
+    assert s.mode_for("llama3", text, default="structured") == "structured"
+    assert s.mode_for("llama3", "", default="nonsense") == "text"
+    assert s.parse_modes("a:1=structured; b=text") == {"a:1": "structured", "b": "text"}
