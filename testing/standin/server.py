@@ -217,13 +217,14 @@ class Handler(BaseHTTPRequestHandler):
             self._send_json(200, base)
             return
         standin = self.standin
+        fmt = data.get("format")
         if spec["backend"] == "llama" and not standin._has_script():
             options0 = data.get("options") if isinstance(data.get("options"), dict) else {}
-            pieces = list(standin._llama[spec["name"]].stream(messages, options0)) if not stream else \
-                standin._llama[spec["name"]].stream(messages, options0)
+            pieces = list(standin._llama[spec["name"]].stream(messages, options0, fmt)) if not stream else \
+                standin._llama[spec["name"]].stream(messages, options0, fmt)
             content = "".join(pieces) if not stream else ""
         else:
-            content = standin._next_reply(messages)
+            content = standin._next_reply(messages, structured=fmt is not None)
             pieces = split_tokens(content)
         options = data.get("options") if isinstance(data.get("options"), dict) else {}
         num_ctx = int(options.get("num_ctx") or DEFAULT_NUM_CTX)

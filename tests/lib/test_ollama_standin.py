@@ -417,8 +417,8 @@ def test_llama_chat_backend_streams_the_models_pieces(monkeypatch):
     """NAME=llama:PATH serves a real GGUF model; here llama-cpp-python is replaced by a fake generator."""
     calls = []
 
-    def fake_stream(self, messages, options):
-        calls.append((self.path, messages[-1]["content"], options.get("temperature")))
+    def fake_stream(self, messages, options, fmt=None):
+        calls.append((self.path, messages[-1]["content"], options.get("temperature"), fmt))
         yield from ["Die ", "Antwort ", "[lb-a-01]."]
     monkeypatch.setattr(LlamaBackend, "stream", fake_stream)
     with OllamaStandIn(embed_models={}, chat_models=("real=llama:/models/x.gguf",), request_overhead_ms=0) as srv:
@@ -430,6 +430,31 @@ def test_llama_chat_backend_streams_the_models_pieces(monkeypatch):
         body["stream"] = False
         reply = requests.post(srv.url + "/api/chat", json=body, timeout=5).json()
         assert reply["message"]["content"] == "Die Antwort [lb-a-01]."
-    assert calls[0] == ("/models/x.gguf", "Frage?", 0.1)
+    assert calls[0] == ("/models/x.gguf", "Frage?", 0.1, None)
     with pytest.raises(ValueError):
         OllamaStandIn(chat_models=("x=gpt:cloud",))
+
+
+def test_structured_reply_when_format_is_given(standin):
+    """With ``format`` the default responder answers in the structured mode's JSON; the checks of
+    lib.answer.structured accept what it writes (ids from the context, quotes copied, values with Stand)."""
+    from lib.answer import structured
+    from lib.answer.types import ContextBlock
+    messages = prompt("Wie hoch ist die Ersatzquote?", ids=["lb-atz-07", "lb-atz-09"],
+                      conflicts=[("lb-atz-07", "lb-atz-09")])
+    body = {"model": CHAT, "messages": messages, "stream": False, "format": structured.answer_schema(["lb-atz-07"])}
+    data = json.loads(post(standin, "/api/chat", body).json()["message"]["content"])
+    assert data["verweigert"] is False and data["aussagen"]
+    assert standin.requests_log[-1]["format"] is True
+    parsed = structured.parse_response(json.dumps(data))
+    blocks = [ContextBlock(entry_id=i, title=BLOCKS[i][0], stand=BLOCKS[i][1], topic="", source="",
+                           heading_path="", text=BLOCKS[i][2], section_key="x") for i in ("lb-atz-07", "lb-atz-09")]
+    checked = [structured.check_statement(st, blocks) for st in parsed.statements]
+    assert all(c.ok for c in checked), [c.violations for c in checked]
+    assert {i for c in checked for i in c.ids} == {"lb-atz-07", "lb-atz-09"}
+    assert any(st.conflict_ids == ["lb-atz-07", "lb-atz-09"] for st in parsed.statements)
+    refusal = dict(body, messages=prompt("Wie ist das Wetter auf dem Mond?", context=False))
+    data = json.loads(post(standin, "/api/chat", refusal).json()["message"]["content"])
+    assert data == {"verweigert": True, "grund": "Kein Eintrag passt zur Frage.", "aussagen": []}
+    standin.script_chat(["{kaputt"])
+    assert post(standin, "/api/chat", body).json()["message"]["content"] == "{kaputt"
