@@ -19,6 +19,7 @@
         "views/pv_kb_synonym_views.xml",
         "views/res_config_settings_views.xml",
         "views/pv_kb_query_views.xml",
+        "views/pv_kb_eval_run_views.xml",
         "wizards/pv_kb_import_wizard_views.xml",
         "views/pv_kb_health_views.xml",
         "views/pv_kb_menus.xml",

@@ -9,6 +9,9 @@ addon's code is imported only once a registry exists.
                                         [--part test|tuning|all] [--answers] [--json OUT]
                                         [Ollama overrides] [server options]
     odoo-bin --addons-path=… pv_kb ask "Frage …" [Ollama overrides] [server options]
+    odoo-bin --addons-path=… pv_kb bakeoff --goldset FILE --chat-models A,B [--answer-modes text,structured]
+                                           [--held-out] [--limit N] [--num-ctx N] [--answer-time-limit S]
+                                           [Ollama overrides] [server options]
     odoo-bin --addons-path=… pv_kb embed [Ollama overrides] [server options]
 
 PATH is a wissensbasis/ folder or a ZIP of it.  Ollama overrides (--ollama-url,
@@ -29,7 +32,7 @@ from odoo.tools import config
 # the Ollama settings eval, ask and embed can override for one run (--ollama-url, …); this module is loaded
 # without the addon package, so the list lives here
 OLLAMA_OVERRIDE_KEYS = ("ollama_url", "embedding_model", "chat_model", "query_prefix", "passage_prefix")
-USAGE = "odoo-bin [--addons-path=…] pv_kb {import,eval,ask,embed} … [Odoo server options]"
+USAGE = "odoo-bin [--addons-path=…] pv_kb {import,eval,ask,embed,bakeoff} … [Odoo server options]"
 
 
 class Pv_Kb(Command):
@@ -58,7 +61,17 @@ class Pv_Kb(Command):
         ask.add_argument("question")
         emb = sub.add_parser("embed", help="compute missing embeddings now")
         ask.add_argument("--answer-time-limit", type=float, help="seconds the model may take (default: setting)")
-        for p in (ev, ask, emb):
+        bake = sub.add_parser("bakeoff", help="answer a gold set per chat model and answer mode, store the runs")
+        bake.add_argument("--goldset", required=True, help="gold set YAML (eval-format.md)")
+        bake.add_argument("--chat-models", required=True, help="comma-separated chat models")
+        bake.add_argument("--answer-modes", default="text,structured", help="comma-separated: text, structured")
+        bake.add_argument("--held-out", action="store_true",
+                          help="only the held-out questions (every second of each kind, lib/bakeoff.held_out)")
+        bake.add_argument("--limit", type=int, default=0, help="at most this many questions (0: all)")
+        bake.add_argument("--num-ctx", type=int, help="context window of the models (default: setting)")
+        bake.add_argument("--answer-time-limit", type=float, help="seconds the model may take (default: setting)")
+        bake.add_argument("--read-timeout", type=float, help="seconds to wait for the model (default: setting)")
+        for p in (ev, ask, emb, bake):
             for key in OLLAMA_OVERRIDE_KEYS:
                 p.add_argument("--" + key.replace("_", "-"))
         args, odoo_args = parser.parse_known_args(cmdargs)
@@ -109,7 +122,7 @@ class Pv_Kb(Command):
 
     @staticmethod
     def _overrides(args):
-        keys = OLLAMA_OVERRIDE_KEYS + ("answer_time_limit",)
+        keys = OLLAMA_OVERRIDE_KEYS + ("answer_time_limit", "num_ctx", "read_timeout")
         return {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
 
     @staticmethod
@@ -243,3 +256,50 @@ class Pv_Kb(Command):
             sys.stdout.write("Verstöße: " + "; ".join(result.violations) + "\n")
         sys.stdout.write("Zeiten (ms): " + ", ".join(f"{k}={v:.0f}" for k, v in result.timings.items()) + "\n")
         return 0 if result.status != "fehler" else 1
+
+    def cmd_bakeoff(self, dbname, args):
+        from odoo import api
+
+        from odoo.addons.pv_kb.lib import bakeoff, evaluation
+
+        try:
+            gold = evaluation.load_goldset(args.goldset)
+        except (OSError, ValueError) as exc:
+            sys.stderr.write(f"Goldset: {exc}\n")
+            return 2
+        name = args.goldset.rsplit("/", 1)[-1]
+        if args.held_out:
+            gold, name = bakeoff.held_out(gold), name + " (held-out)"
+        if args.limit:
+            gold = gold[: args.limit]
+        models_ = [m.strip() for m in args.chat_models.split(",") if m.strip()]
+        modes = [m.strip() for m in args.answer_modes.split(",") if m.strip()]
+        if not models_ or any(m not in ("text", "structured") for m in modes):
+            sys.stderr.write("Bitte --chat-models angeben und als --answer-modes nur text, structured.\n")
+            return 2
+        registry = self._env(dbname)
+        ref = time.strftime("%Y-%m-%d %H:%M:%S") + " · " + name
+        run_ids = []
+        with registry.cursor() as cr:
+            env = api.Environment(cr, api.SUPERUSER_ID, {})
+            env = env(context=self._context(env))
+            Run = env["pv.kb.eval.run"]
+            for model in models_:
+                for mode in modes:
+                    overrides = dict(self._overrides(args), chat_model=model, answer_mode=mode, answer_modes="")
+                    run = Run._run_gold(gold, goldset_name=name, overrides=overrides, bakeoff_ref=ref,
+                                        progress=lambda text: sys.stderr.write(text + "\n"))
+                    cr.commit()      # each finished run is kept, whatever happens to the next
+                    run_ids.append(run.id)
+                    sys.stdout.write(f"{run.name}: Zitat-Präzision {run.citation_precision:.3f}, beantwortet mit "
+                                     f"Pflichtinhalt {run.answered_must_contain:.3f}, Ablehnung korrekt "
+                                     f"{run.refusal_accuracy:.3f}, unsicher {run.unsicher_rate:.3f} "
+                                     f"({run.unsicher_codes or '–'}), verbotene Inhalte {run.must_not_contain_hits}, "
+                                     f"falsche Ablehnungen {run.false_refusals:.3f}, p50 {run.latency_p50_ms / 1000:.1f} s, "
+                                     f"p95 {run.latency_p95_ms / 1000:.1f} s\n")
+                    sys.stdout.flush()
+            runs = Run.browse(run_ids)
+            runs._recommend()
+            cr.commit()
+            sys.stdout.write((runs.filtered("recommended").recommendation or "") + "\n")
+        return 0

@@ -10,3 +10,4 @@ from . import pv_kb_retriever
 from . import pv_kb_agent
 from . import pv_kb_evaluator
 from . import pv_kb_health
+from . import pv_kb_eval_run

@@ -1,1 +1,2 @@
 from . import pv_kb_import_wizard
+from . import pv_kb_bakeoff_wizard

@@ -1,0 +1,57 @@
+import base64
+import os
+
+from odoo import fields, models
+from odoo.exceptions import AccessError, UserError
+
+from ..lib import bakeoff, evaluation
+
+DEMO_GOLDSET = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "demo_kb",
+                            "goldset.yaml")
+
+
+class PvKbBakeoffWizard(models.TransientModel):
+    """Start a bake-off: the gold set answered by each chat model in each answer mode, stored as runs."""
+
+    _name = "pv.kb.bakeoff.wizard"
+    _description = "Start model bake-off"
+
+    goldset_file = fields.Binary("Gold set (YAML)", attachment=False,
+                                 help="Empty: the demo gold set shipped with the addon.")
+    goldset_filename = fields.Char("File name")
+    held_out_only = fields.Boolean("Held-out questions only", default=True,
+                                   help="Every second question of each kind (lib/bakeoff.held_out).")
+    chat_models = fields.Char("Chat models", required=True,
+                              default=lambda self: self.env["pv.kb.settings"]._get()["chat_model"],
+                              help="Comma-separated, e.g. qwen2.5-coder:1.5b, qwen2.5-coder:0.5b")
+    mode_text = fields.Boolean("Free text", default=True)
+    mode_structured = fields.Boolean("Structured", default=True)
+
+    def action_run(self):
+        """Run the bake-off now (KB managers). A real model takes minutes per run: long bake-offs belong to
+        the command line (``pv_kb bakeoff``)."""
+        self.ensure_one()
+        if not self.env.user.has_group("pv_kb.group_pv_kb_manager"):
+            raise AccessError(self.env._("Only knowledge base managers can start a bake-off."))
+        models_ = [m.strip() for m in (self.chat_models or "").split(",") if m.strip()]
+        modes = [m for m, on in (("text", self.mode_text), ("structured", self.mode_structured)) if on]
+        if not models_ or not modes:
+            raise UserError(self.env._("Please name at least one chat model and choose at least one answer mode."))
+        if self.goldset_file:
+            text = base64.b64decode(self.goldset_file).decode("utf-8", errors="replace")
+            name = self.goldset_filename or "goldset.yaml"
+        else:
+            with open(DEMO_GOLDSET, encoding="utf-8") as handle:
+                text = handle.read()
+            name = "demo goldset.yaml"
+        try:
+            gold = evaluation.load_goldset(text)
+        except evaluation.GoldsetError as exc:
+            raise UserError("\n".join(exc.problems)) from exc
+        if self.held_out_only:
+            gold, name = bakeoff.held_out(gold), name + " (held-out)"
+        runs = self.env["pv.kb.eval.run"]._bakeoff(gold, models_, modes, goldset_name=name)
+        return {
+            "type": "ir.actions.act_window", "res_model": "pv.kb.eval.run", "name": self.env._("Bake-off"),
+            "view_mode": "list,form,graph,pivot", "domain": [("id", "in", runs.ids)],
+        }
