@@ -42,6 +42,9 @@ def answer_payload(result):
         "citations": citations,
         "violations": result.violations,
         "notice": result.notice,
+        "answer_mode": result.answer_mode,
+        # the passage each cited entry's statement rests on (structured mode): the chip opens it highlighted
+        "quotes": [q for q in result.quotes if q["kb_id"] in info],
         "timings": {k: round(v, 1) for k, v in result.timings.items()},
         # personal data replaced in the question: the count for the notice, the mapping for this user's
         # screen only (sent back with the next question of the conversation, never stored)

@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from odoo import api, models
 
 from ..lib import followup, ollama, pii
-from ..lib.answer import citations, conflicts as conflict_rules, extractive, gate, prompt, validation
-from ..lib.answer.types import ContextBlock, EntryFacts
+from ..lib.answer import (
+    citations, conflicts as conflict_rules, extractive, freetext, gate, outcome, prompt, structured, validation,
+)
+from ..lib.answer.types import REFUSAL_TEXT, ContextBlock, EntryFacts
 from .pv_kb_settings import SNAPSHOT_KEYS
 
 _logger = logging.getLogger(__name__)
@@ -39,6 +41,9 @@ class AgentAnswer:
     retrieval: object = None          # RetrievalResult
     pii_count: int = 0                # personal data replaced in the question (the panel's notice)
     pii_mapping: dict | None = None   # placeholder → value, for the user's own screen only (never stored)
+    answer_mode: str = "text"         # text | structured
+    quotes: list = field(default_factory=list)   # [{"kb_id", "passage"}]: the passage each citation rests on
+    rejected: str = ""                # model text that was not shown (kept in the question log)
 
 
 class PvKbAgent(models.AbstractModel):
@@ -166,14 +171,24 @@ class PvKbAgent(models.AbstractModel):
                                                             section_keys=["kernwerte", "zusammenfassung"])
         blocks = self._blocks(retrieval, summaries)
         conflicts = self._conflicts(retrieval, summaries)
-        messages = prompt.build_messages(question, blocks, conflicts, history)
+        mode = structured.mode_for(settings["chat_model"], settings["answer_modes"], settings["answer_mode"])
+        system = structured.system_prompt() if mode == "structured" else prompt.system_prompt()
+        max_blocks, max_chars = freetext.context_budget(settings["num_ctx"], len(system) + len(question) + 200,
+                                                         reserve_tokens=900 if mode == "structured" else 700)
+        blocks = self._budget_blocks(blocks, max_blocks)
+        messages = prompt.build_messages(question, blocks, conflicts, history, max_context_chars=max_chars)
+        messages[0] = {"role": "system", "content": system}
         timings["prompt_ms"] = (time.perf_counter() - t0) * 1000
         if isinstance(retrieval.ollama_error, (ollama.OllamaUnreachable, ollama.OllamaTimeout)):
             # the server failed already for the query embedding: do not wait for it a second time
             return self._degraded(question, blocks, conflicts, timings, retrieval.ollama_error)
+        if mode == "structured":
+            return self._answer_structured(question, retrieval, messages, blocks, conflicts, settings, client,
+                                           on_delta, deadline, timings, gated)
         regenerations = 0
         prompt_tokens = answer_tokens = 0
         generate_ms = validate_ms = 0.0
+        repairs = []
         while True:
             t0 = time.perf_counter()
             try:
@@ -187,29 +202,161 @@ class PvKbAgent(models.AbstractModel):
             prompt_tokens += chat.prompt_eval_count
             answer_tokens += chat.eval_count
             t0 = time.perf_counter()
-            checked = validation.validate_answer(chat.content, blocks, conflicts)
+            # how real models write: echoed instructions and tag fragments out, a citation attached to a claim
+            # whose values stand in exactly one retrieved entry (logged as repaired)
+            content = freetext.strip_echo(chat.content)
+            content, repairs = freetext.repair_citations(content, blocks)
+            checks = validation.validate_answer(content, blocks, conflicts)
             validate_ms += (time.perf_counter() - t0) * 1000
-            if checked.ok or regenerations >= 1:
+            if checks.ok or regenerations >= 1:
                 break
             regenerations += 1
             if on_delta:
                 on_delta(None)
-            messages = prompt.build_messages(question, blocks, conflicts, history,
-                                             strict_note=validation.strict_instruction(checked))
+            messages = messages[:-1] + [dict(messages[-1], content=messages[-1]["content"] + "\n\n"
+                                             + validation.strict_instruction(checks))]
         t0 = time.perf_counter()
         # what is shown cites retrieved entries only (checked again here, whatever the model wrote)
-        answer, unknown = citations.strip_unknown_citations(chat.content.strip(), retrieval.entry_ids)
-        # every side of each conflict the answer touches, marked with ⚠: added in code where the model did not
-        answer = conflict_rules.add_conflict_note(answer, conflicts, citations.extract_citations(answer))
-        status = validation.answer_status(checked, unknown)
+        answer, unknown = citations.strip_unknown_citations(content.strip(), retrieval.entry_ids)
+        violations = [f"{v.code}: {v.detail}" for v in checks.violations]
+        violations += [f"unknown_id: {i}" for i in unknown if f"unknown_id: {i}" not in violations]
+        verdict = outcome.decide(violations, refused=checks.refused, has_blocks=bool(blocks))
+        rejected = ""
+        if verdict.show == "answer":
+            # every side of each conflict the answer touches, marked with ⚠: added in code where the model did not
+            answer = conflict_rules.add_conflict_note(answer, conflicts, citations.extract_citations(answer))
+        elif verdict.show == "fallback":
+            rejected = chat.content
+            answer = outcome.fallback_answer(
+                extractive.extractive_answer(question, blocks, conflicts=conflicts), verdict.reason)
+        else:
+            rejected = chat.content if not checks.refused else ""
+            answer = REFUSAL_TEXT + (" " + verdict.reason if verdict.reason else "")
+        if verdict.show != "answer" and on_delta:
+            on_delta(None)
         validate_ms += (time.perf_counter() - t0) * 1000
         timings.update({"generate_ms": generate_ms, "validate_ms": validate_ms})
         return AgentAnswer(
-            status=status, answer=answer,
+            status=verdict.status, answer=answer,
             cited_ids=citations.extract_citations(answer),
-            violations=[f"{v.code}: {v.detail}" for v in checked.violations],
-            notice=retrieval.degraded, conflicts=conflicts, timings=timings, regenerations=regenerations,
-            prompt_tokens=prompt_tokens, answer_tokens=answer_tokens)
+            violations=violations + [str(r) for r in repairs],
+            notice=retrieval.degraded or (verdict.reason if verdict.show == "answer" else None),
+            conflicts=conflicts, timings=timings, regenerations=regenerations,
+            prompt_tokens=prompt_tokens, answer_tokens=answer_tokens, rejected=rejected)
+
+    @api.model
+    def _budget_blocks(self, blocks, max_blocks):
+        """The first ``max_blocks`` blocks (rank order), at least one per entry while room is left."""
+        if len(blocks) <= max_blocks:
+            return blocks
+        firsts, rest, seen = [], [], set()
+        for block in blocks:
+            (rest if block.entry_id in seen else firsts).append(block)
+            seen.add(block.entry_id)
+        keep = set(map(id, (firsts + rest)[:max_blocks]))
+        return [b for b in blocks if id(b) in keep]
+
+    def _answer_structured(self, question, retrieval, messages, blocks, conflicts, settings, client, on_delta,
+                           deadline, timings, gated):
+        """Structured mode (lib/answer/structured.py): JSON statements, each checked; the answer written in code.
+
+        One regeneration at most: of the whole answer when the JSON is unreadable, else of only the failed
+        statements. Statements that still fail are dropped (logged); none left → lib/answer/outcome.py decides.
+        """
+        schema = structured.answer_schema(retrieval.entry_ids)
+        generate_ms = validate_ms = 0.0
+        prompt_tokens = answer_tokens = regenerations = 0
+        checked, raws, parsed = [], [], None
+        shown = set()
+
+        def stream_handler():
+            if not on_delta:
+                return None
+            stream = structured.StatementStream()
+
+            def feed(piece):
+                if piece is None:
+                    return
+                for statement in stream.feed(piece):
+                    item = structured.check_statement(statement, blocks)
+                    text = structured.render_statement(item, blocks, conflicts)
+                    if item.ok and text not in shown:
+                        shown.add(text)
+                        on_delta(text + "\n\n")
+            return feed
+
+        for attempt in range(2):
+            t0 = time.perf_counter()
+            try:
+                chat = self._generate(messages, settings, client, stream_handler(), deadline, gated,
+                                      response_format=schema)
+            except ollama.OllamaError as exc:
+                timings["generate_ms"] = generate_ms + (time.perf_counter() - t0) * 1000
+                if on_delta:
+                    on_delta(None)
+                if checked and any(c.ok for c in checked):
+                    break     # the regeneration failed: what passed before still stands
+                result = self._degraded(question, blocks, conflicts, timings, exc, regenerations)
+                result.answer_mode = "structured"
+                return result
+            generate_ms += (time.perf_counter() - t0) * 1000
+            prompt_tokens += chat.prompt_eval_count
+            answer_tokens += chat.eval_count
+            raws.append(chat.content)
+            t0 = time.perf_counter()
+            parsed = structured.parse_response(chat.content)
+            new = [structured.check_statement(s, blocks) for s in parsed.statements]
+            checked.extend(new)
+            validate_ms += (time.perf_counter() - t0) * 1000
+            failed = [c for c in new if not c.ok]
+            if attempt or parsed.refused or not (parsed.error or failed) or time.monotonic() >= deadline:
+                break
+            regenerations += 1
+            note = (structured.retry_note(failed) if not parsed.error else
+                    "Hinweis zur Wiederholung: Die vorige Antwort war kein gültiges JSON. Antworte nur mit JSON "
+                    "im vorgegebenen Format.")
+            messages = messages + [{"role": "assistant", "content": chat.content}, {"role": "user", "content": note}]
+        t0 = time.perf_counter()
+        good, seen = [], set()
+        for item in checked:
+            text = structured.render_statement(item, blocks, conflicts)
+            if item.ok and text not in seen:
+                seen.add(text)
+                good.append(item)
+        dropped = [c for c in checked if not c.ok]
+        violations = [f"dropped: {v.code}: {v.detail}" for c in dropped for v in c.violations
+                      if v.code in structured.FAILING]
+        violations += [f"repaired: {v.code}: {v.detail}" for c in good for v in c.violations]
+        rejected, notice = "", retrieval.degraded
+        if parsed is not None and parsed.refused and not good:
+            status, answer = "verweigert", structured.render_refusal(parsed.reason)
+        elif good:
+            status, answer = "beantwortet", structured.render_answer(good, blocks, conflicts)
+            if dropped:
+                rejected = "\n\n".join(raws)
+                notice = notice or self.env._("%(count)s statement(s) of the AI answer could not be verified in "
+                                              "the cited entries and are not shown.", count=len(dropped))
+        else:
+            codes = [v.code for c in dropped for v in c.violations if v.code in structured.FAILING]
+            if parsed is None or parsed.error:
+                codes.append("invalid_json")
+            verdict = outcome.decide(codes or ["no_statement"], has_blocks=bool(blocks))
+            violations.append(f"{codes[0] if codes else 'no_statement'}: {verdict.reason}")
+            rejected = "\n\n".join(raws)
+            status = verdict.status
+            answer = (outcome.fallback_answer(extractive.extractive_answer(question, blocks, conflicts=conflicts),
+                                                     verdict.reason)
+                      if verdict.show == "fallback" else REFUSAL_TEXT + " " + verdict.reason)
+            if on_delta:
+                on_delta(None)
+        validate_ms += (time.perf_counter() - t0) * 1000
+        timings.update({"generate_ms": generate_ms, "validate_ms": validate_ms})
+        quotes = [{"kb_id": c.passage_id, "passage": c.passage} for c in good if c.passage]
+        return AgentAnswer(
+            status=status, answer=answer, cited_ids=citations.extract_citations(answer), violations=violations,
+            notice=notice, conflicts=conflicts, timings=timings, regenerations=regenerations,
+            prompt_tokens=prompt_tokens, answer_tokens=answer_tokens, answer_mode="structured", quotes=quotes,
+            rejected=rejected)
 
     def _degraded(self, question, blocks, conflicts, timings, exc, regenerations=0):
         _logger.warning("pv_kb: chat model unavailable, extractive answer: %s", exc)
@@ -222,18 +369,21 @@ class PvKbAgent(models.AbstractModel):
             regenerations=regenerations)
 
     @api.model
-    def _generate(self, messages, settings, client, on_delta, deadline, gated):
+    def _generate(self, messages, settings, client, on_delta, deadline, gated, response_format=None):
         options = {"temperature": 0.1}
+        if response_format:
+            options["num_predict"] = 700   # a JSON answer of a few statements; bounds a model that rambles
         expected = sum(ollama.estimate_tokens(m["content"]) for m in messages)
         num_ctx = max(2048, min(settings["num_ctx"] * 4, int(expected * 1.3) + 1024))
         if on_delta is None:
             if time.monotonic() >= deadline:
                 raise ollama.OllamaTimeout(self.env._("The time limit for the answer was reached."))
             return client.chat(settings["chat_model"], messages, origin=gated, options=options, num_ctx=num_ctx,
-                               expected_prompt_tokens=expected)
+                               expected_prompt_tokens=expected, response_format=response_format)
         result = None
         for piece in client.chat_stream(settings["chat_model"], messages, origin=gated, options=options,
-                                        num_ctx=num_ctx, expected_prompt_tokens=expected, deadline=deadline):
+                                        num_ctx=num_ctx, expected_prompt_tokens=expected, deadline=deadline,
+                                        response_format=response_format):
             if piece.delta:
                 on_delta(piece.delta)
             if piece.done:
@@ -275,4 +425,6 @@ class PvKbAgent(models.AbstractModel):
             "answer_tokens": result.answer_tokens,
             "regenerations": result.regenerations,
             "pii_count": result.pii_count,
+            "answer_mode": result.answer_mode,
+            "rejected_answer": result.rejected or False,
         })

@@ -15,7 +15,7 @@ _KNOWN_NAMES_LOCK = threading.Lock()
 
 # the settings an answer log or an evaluation report records, so that numbers can be traced to them
 SNAPSHOT_KEYS = ("ollama_url", "embedding_model", "chat_model", "query_prefix", "passage_prefix", "top_k", "rrf_k",
-                 "num_ctx")
+                 "num_ctx", "answer_mode", "answer_modes")
 
 # key -> (default, type); keys are stored as "pv_kb.<key>"
 DEFAULTS = {
@@ -33,6 +33,8 @@ DEFAULTS = {
     "answer_time_limit": (90.0, float),
     "keep_alive": ("30m", str),
     "gate_dense_floor": (0.0, float),
+    "answer_mode": ("text", str),     # text | structured (lib.structured), unless answer_modes names the model
+    "answer_modes": ("", str),        # "model=mode" items separated by ";" (lib.structured.parse_modes)
 }
 
 
@@ -187,6 +189,16 @@ class ResConfigSettings(models.TransientModel):
         help="A question with no full-text match and no dense hit above this similarity is refused without "
              "asking the model. Depends on the embedding model: calibrate it with the eval command "
              "(lowest similarity of an answerable gold question, minus a margin); 0 switches this part off.")
+    pv_kb_answer_mode = fields.Selection(
+        [("text", "Free text"), ("structured", "Structured (JSON, checked per statement)")],
+        string="Answer mode", config_parameter="pv_kb.answer_mode", default=DEFAULTS["answer_mode"][0],
+        help="Free text: the model writes Markdown, checked afterwards. Structured: the model answers in JSON "
+             "statements with sources and verbatim quotes; each is checked and the answer is written by the "
+             "server, so an uncited sentence cannot occur.")
+    pv_kb_answer_modes = fields.Char(
+        "Answer mode per chat model", config_parameter="pv_kb.answer_modes",
+        help="Exceptions to the answer mode, e.g. 'qwen2.5-coder:1.5b=structured; qwen3=text' (a name without "
+             "tag applies to all its tags).")
     pv_kb_embedding_status = fields.Char("Embeddings", compute="_compute_pv_kb_embedding_status")
     # personal-data gate (not config_parameter fields: an unchecked boolean would delete the parameter,
     # and the gate is on when nothing is stored)

@@ -8,3 +8,4 @@ from . import test_ui
 from . import test_pii
 from . import test_i18n
 from . import test_health
+from . import test_structured

@@ -71,7 +71,7 @@ class TestAgent(StandInCase):
         self.assertEqual(query.chat_model, "standin-chat")
         self.assertEqual(query.regenerations, 0)
 
-    def test_hallucinated_id_triggers_one_regeneration_then_unsicher(self):
+    def test_hallucinated_id_triggers_one_regeneration_then_the_quotes_not_the_text(self):
         self.standin.script_chat(["Der Freibetrag beträgt € 620 [lb-xx-99] (Stand 2025-01).",
                                   "Der Freibetrag beträgt € 620 [lb-xx-98] (Stand 2025-01)."])
         result = self.agent.ask("Wie hoch ist der Freibetrag für Sonderzahlungen?")
@@ -80,21 +80,45 @@ class TestAgent(StandInCase):
         self.assertEqual(result.status, "unsicher")
         self.assertTrue(any(v.startswith("unknown_id") for v in result.violations))
         self.assertNotIn("lb-xx-98", result.answer, "an id that was not retrieved is never shown as a citation")
-        self.assertIn("[nicht belegt]", result.answer)
-        self.assertEqual(result.cited_ids, [])
+        # never shown as prose: the extractive quotes of the best entries with a one-line reason
+        self.assertTrue(result.answer.startswith("**Ohne KI-Antwort:** Die KI-Antwort nannte Quellen"), result.answer)
+        self.assertEqual(result.cited_ids, ["lb-sz-01"])
+        self.assertIn("lb-xx-98", result.query.rejected_answer)
 
     def test_regeneration_that_fixes_the_answer_is_accepted(self):
-        self.standin.script_chat(["Der Freibetrag beträgt € 620.",
+        self.standin.script_chat(["Der Freibetrag beträgt € 999.",
                                   "Der Freibetrag beträgt € 620 [lb-sz-01] (Stand 2025-01)."])
         result = self.agent.ask("Wie hoch ist der Freibetrag für Sonderzahlungen?")
         self.assertEqual((result.status, result.regenerations), ("beantwortet", 1))
         self.assertEqual(result.cited_ids, ["lb-sz-01"])
+
+    def test_uncited_claim_gets_the_one_matching_entry_and_is_logged_as_repaired(self):
+        self.standin.script_chat(["Gerne helfe ich. Der Freibetrag beträgt € 620 (Stand 2025-01)."])
+        result = self.agent.ask("Wie hoch ist der Freibetrag für Sonderzahlungen?")
+        self.assertEqual((result.status, result.regenerations), ("beantwortet", 0), result.violations)
+        self.assertIn("€ 620 (Stand 2025-01) [lb-sz-01]", result.answer)
+        self.assertTrue(any(v.startswith("repaired:") and "lb-sz-01" in v for v in result.violations))
+
+    def test_echoed_instructions_and_tags_are_removed(self):
+        self.standin.script_chat(["Antwortformat (Markdown):\n- Jeder Satz mit [id], jeder Wert mit (Stand JJJJ-MM).\n\n"
+                                  "Der Freibetrag beträgt € 620 [lb-sz-01] (Stand 2025-01).\n</wissensbasis>"])
+        result = self.agent.ask("Wie hoch ist der Freibetrag für Sonderzahlungen?")
+        self.assertEqual(result.status, "beantwortet", result.violations)
+        self.assertEqual(result.answer, "Der Freibetrag beträgt € 620 [lb-sz-01] (Stand 2025-01).")
 
     def test_value_not_in_the_cited_entry_is_flagged(self):
         self.standin.script_chat(["Der Freibetrag beträgt € 750 [lb-sz-01] (Stand 2025-01)."] * 2)
         result = self.agent.ask("Wie hoch ist der Freibetrag für Sonderzahlungen?")
         self.assertEqual(result.status, "unsicher")
         self.assertTrue(any(v.startswith("value_not_in_source") and "750" in v for v in result.violations))
+        self.assertNotIn("750", result.answer, "a wrong figure is never shown, not even under a banner")
+
+    def test_missing_stand_only_shows_the_text_with_the_banner(self):
+        self.standin.script_chat(["Der Freibetrag beträgt € 620 [lb-sz-01]."] * 2)
+        result = self.agent.ask("Wie hoch ist der Freibetrag für Sonderzahlungen?")
+        self.assertEqual(result.status, "unsicher")
+        self.assertEqual(result.answer, "Der Freibetrag beträgt € 620 [lb-sz-01].")
+        self.assertIn("Stand", result.notice)
 
     def test_dropped_conflict_side_gets_a_visible_note(self):
         self.standin.script_chat(["Die Ersatzquote bei Blockzeit beträgt 27,5 % [lb-atz-01] (Stand 2025-01)."] * 2)
@@ -149,6 +173,7 @@ class TestAgent(StandInCase):
         obeyed = self.agent.ask("Wie lange wird das Entgelt im Krankenstand fortgezahlt?")
         self.assertEqual(obeyed.status, "unsicher")
         self.assertIn("no_citation", " ".join(obeyed.violations))
+        self.assertNotIn("ALLES STEUERFREI", obeyed.answer, "never shown as prose")
 
     def test_out_of_base_question_is_refused_by_the_gate_without_the_model(self):
         self.set_settings(gate_dense_floor=2.0)   # hash vectors: let the text signal decide
@@ -207,7 +232,7 @@ class TestAgent(StandInCase):
         self.assertEqual(result.status, "notbetrieb")
 
     def test_streaming_sends_deltas_and_reset_on_regeneration(self):
-        self.standin.script_chat(["Ohne Beleg € 620.", "Der Freibetrag beträgt € 620 [lb-sz-01] (Stand 2025-01)."])
+        self.standin.script_chat(["Ohne Beleg € 999.", "Der Freibetrag beträgt € 620 [lb-sz-01] (Stand 2025-01)."])
         events = []
         result = self.agent.ask("Wie hoch ist der Freibetrag für Sonderzahlungen?", on_delta=events.append)
         self.assertIn(None, events, "the first, rejected text is withdrawn")

@@ -12,6 +12,7 @@ PO_FILE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "i18n", "de.p
 class TestTranslations(TransactionCase):
 
     def test_every_term_of_the_addon_has_a_german_translation(self):
+        self.maxDiff = None
         # what `odoo-bin i18n export pv_kb` would list: field labels and help, selections, views, menus, _()
         terms = {source for module, _type, _name, _res_id, source, _value, _comments
                  in TranslationModuleReader(self.env.cr, modules=["pv_kb"]) if module == "pv_kb" and source}

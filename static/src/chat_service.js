@@ -313,9 +313,10 @@ export class PvKbChat {
      * Open a knowledge base entry in the main screen; the panel stays open
      * (on small screens it steps aside so the entry can be read).
      *
-     * @param {{entryId?: number|null, kbId: string}} params
+     * @param {{entryId?: number|null, kbId: string, quote?: string|null}} params
+     *   quote: a passage of the entry to scroll to and highlight (structured answers)
      */
-    async openEntry({ entryId, kbId }) {
+    async openEntry({ entryId, kbId, quote = null }) {
         let resId = entryId || null;
         if (!resId && kbId) {
             const ids = await this.orm.search("pv.kb.entry", [["kb_id", "=", kbId]], {
@@ -340,6 +341,7 @@ export class PvKbChat {
             res_id: resId,
             views: [[false, "form"]],
             target: "current",
+            context: quote ? { pv_kb_quote: quote } : {},
         });
     }
 }

@@ -133,6 +133,7 @@ export function applyStreamEvent(turn, event) {
             turn.status = FINAL_STATUSES.includes(event.status) ? event.status : "fehler";
             turn.answer = event.answer || "";
             turn.citations = event.citations || [];
+            turn.quotes = event.quotes || [];
             turn.violations = event.violations || [];
             turn.notice = event.notice || null;
             turn.timings = event.timings || null;

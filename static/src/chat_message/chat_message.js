@@ -58,7 +58,10 @@ export class ChatMessage extends Component {
         }
         ev.preventDefault();
         const entryId = parseInt(chip.dataset.entryId) || null;
-        this.chat.openEntry({ entryId, kbId: chip.dataset.kbId });
+        const kbId = chip.dataset.kbId;
+        // structured answers: the passage the statement rests on, highlighted in the entry
+        const quote = (this.turn.quotes || []).find((q) => q.kb_id === kbId)?.passage || null;
+        this.chat.openEntry({ entryId, kbId, quote });
     }
 
     async rate(rating) {
