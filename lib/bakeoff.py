@@ -149,11 +149,15 @@ def recommend(runs: list[tuple[str, dict]]) -> tuple[int | None, str]:
 def held_out(questions: list, share: int = 2) -> list:
     """A deterministic held-out part of a gold set when it names no split: every ``share``-th question of
     each kind (the 2nd, 4th, … for 2), so every kind with two or more questions is in it and the order of
-    the file alone decides."""
+    the file alone decides. The result is dealt round-robin over the kinds (first of each kind, then the
+    second, …), so that its first N questions (``--limit``) still hold every kind."""
     seen: Counter = Counter()
-    out = []
+    by_kind: dict[str, list] = {}
     for question in questions:
         seen[question.kind] += 1
         if seen[question.kind] % share == 0:
-            out.append(question)
+            by_kind.setdefault(question.kind, []).append(question)
+    out = []
+    for rank in range(max((len(v) for v in by_kind.values()), default=0)):
+        out.extend(group[rank] for group in by_kind.values() if rank < len(group))
     return out

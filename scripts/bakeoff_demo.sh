@@ -3,6 +3,7 @@
 #
 #   scripts/bakeoff_demo.sh --url http://127.0.0.1:11500 --chat-models qwen2.5-coder:1.5b[,…]
 #                           [--answer-modes text,structured] [--db pv_kb_bakeoff] [--limit N] [--num-ctx 2048]
+#   scripts/bakeoff_demo.sh --prepare       only create/update the database and embed the demo KB
 #
 # The chat models are served by scripts/local_model.sh at --url (start it first). Creates (or reuses) the
 # database with the demo KB only (41 entries: cheap to embed), embeds it with multilingual-e5-small through
@@ -10,7 +11,7 @@
 # questions of the demo gold set (every second question of each kind) and stores one run per model × mode
 # (Wissensbasis › Konfiguration › Bake-off-Läufe).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-db=pv_kb_bakeoff url="" models="" modes=text,structured limit=0 num_ctx=2048
+db=pv_kb_bakeoff url="" models="" modes=text,structured limit=0 num_ctx=2048 prepare=0
 while (($#)); do
     case $1 in
         --db) db=$2; shift ;;
@@ -19,16 +20,19 @@ while (($#)); do
         --answer-modes) modes=$2; shift ;;
         --limit) limit=$2; shift ;;
         --num-ctx) num_ctx=$2; shift ;;
+        --prepare) prepare=1 ;;
         *) die "Unbekannte Option $1" ;;
     esac
     shift
 done
-[[ -n $url && -n $models ]] || die "Bitte --url (scripts/local_model.sh) und --chat-models angeben"
+((prepare)) || [[ -n $url && -n $models ]] || die "Bitte --url (scripts/local_model.sh) und --chat-models angeben"
 ensure_odoo || die "Kein Odoo unter $ODOO_PATH"
 ensure_all
 if [[ -z $(psql_super -d postgres -c "SELECT 1 FROM pg_database WHERE datname='$db'") ]]; then
     say "Datenbank $db wird angelegt"
     odoo_bin -c "$ODOO_CONF" -d "$db" -i pv_kb --stop-after-init --logfile="$LOGDIR/bakeoff-install.log"
+else
+    odoo_bin -c "$ODOO_CONF" -d "$db" -u pv_kb --stop-after-init --logfile="$LOGDIR/bakeoff-install.log"
 fi
 start_standin --embed-model multilingual-e5-small=e5 --overhead-ms 0
 trap 'kill $STANDIN_PID 2>/dev/null' EXIT
@@ -36,6 +40,7 @@ pv_kb_cmd import "$REPO/data/demo_kb/wissensbasis" -d "$db" --log-level=warn | h
 pv_kb_cmd embed -d "$db" --log-level=warn --ollama-url "$STANDIN_URL" --embedding-model multilingual-e5-small \
     --query-prefix "query: " --passage-prefix "passage: "
 kill $STANDIN_PID 2>/dev/null || true
+((prepare)) && exit 0
 say "Bake-off: $models × $modes gegen $url (num_ctx $num_ctx)"
 pv_kb_cmd bakeoff --goldset "$REPO/data/demo_kb/goldset.yaml" --held-out --limit "$limit" -d "$db" \
     --log-level=warn --ollama-url "$url" --embedding-model multilingual-e5-small --query-prefix "query: " \

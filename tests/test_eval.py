@@ -95,6 +95,18 @@ class TestDemoEval(StandInCase):
                 answered_from_base = detail["status"] == "beantwortet" and detail["cited"]
                 self.assertTrue(detail["status"] == "verweigert" or answered_from_base, (q.id, detail))
 
+    def test_the_evaluation_is_stored_as_a_run(self):
+        """The test runner's evaluation is kept like a bake-off run (pv.kb.eval.run), one line per question."""
+        run = self.env["pv.kb.eval.run"]._run_gold(self.gold, goldset_name="goldset.yaml (Odoo-Test)")
+        self.assertEqual((run.question_count, len(run.line_ids)), (len(self.gold), len(self.gold)))
+        self.assertEqual(run.chat_model, "standin-chat")
+        self.assertEqual(run.citation_precision, 1.0)
+        self.assertEqual(run.must_not_contain_hits, 0)
+        self.assertTrue(all(line.checks_json for line in run.line_ids))
+        _logger.info("stored run: %s, beantwortet mit Pflichtinhalt %.3f, Ablehnung korrekt %.3f, unsicher %.3f (%s)",
+                     run.name, run.answered_must_contain, run.refusal_accuracy, run.unsicher_rate,
+                     run.unsicher_codes)
+
     def test_gate_refuses_no_answerable_question(self):
         from odoo.addons.pv_kb.lib.answer import gate
 

@@ -64,4 +64,7 @@ def test_recommendation_puts_citation_precision_before_latency():
 
 def test_held_out_takes_every_second_question_of_each_kind():
     qs = [SimpleNamespace(id=f"{k}{n}", kind=k) for k in ("fact", "refuse") for n in range(1, 6)]
-    assert [q.id for q in b.held_out(qs)] == ["fact2", "fact4", "refuse2", "refuse4"]
+    assert [q.id for q in b.held_out(qs)] == ["fact2", "refuse2", "fact4", "refuse4"]
+    qs.append(SimpleNamespace(id="x1", kind="multi"))
+    qs.append(SimpleNamespace(id="x2", kind="multi"))
+    assert [q.id for q in b.held_out(qs)][:3] == ["fact2", "refuse2", "x2"]
