@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..md_blocks import paragraphs as _paragraphs, split_sentences as _split_sentences
-from ..text_de import simple_fold as _fold
+from ..md_blocks import is_table_row, paragraphs as _paragraphs, split_sentences as _split_sentences
+from ..text_de import fold_plain as _fold
 from .citations import CITATION_RE, extract_citations
 from .types import ContextBlock, short as _short
 from .values import find_values as _find_values, source_index as _source_index, value_in_source as _value_in_source
@@ -107,7 +107,7 @@ def has_claims(answer: str) -> bool:
     """True when any sentence or table row of ``answer`` is a claim."""
     for paragraph in _paragraphs(answer or ""):
         for line in paragraph:
-            units = [line] if line.lstrip().startswith("|") else sentences(line.strip())
+            units = [line] if is_table_row(line) else sentences(line.strip())
             if any(is_claim(u) for u in units):
                 return True
     return False
@@ -164,7 +164,7 @@ def repair_citations(answer: str, blocks: list[ContextBlock]) -> tuple[str, list
             continue
         lines = []
         for line in paragraph:
-            if line.lstrip().startswith("|"):
+            if is_table_row(line):
                 owner = _owner(line, sources, indexes) if is_claim(line) else None
                 if owner:
                     repairs.append(Repair(line.strip(), owner))

@@ -26,7 +26,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from ..text_de import simple_fold as _fold
+from ..text_de import fold_plain as _fold
 from . import freetext
 from .citations import CITATION_RE, extract_citations
 from .conflicts import add_conflict_note
