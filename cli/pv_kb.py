@@ -71,6 +71,8 @@ class Pv_Kb(Command):
         bake.add_argument("--num-ctx", type=int, help="context window of the models (default: setting)")
         bake.add_argument("--answer-time-limit", type=float, help="seconds the model may take (default: setting)")
         bake.add_argument("--read-timeout", type=float, help="seconds to wait for the model (default: setting)")
+        bake.add_argument("--ref", help="name of the bake-off: runs of several invocations with the same name are "
+                                        "compared together (default: date and gold set)")
         for p in (ev, ask, emb, bake):
             for key in OLLAMA_OVERRIDE_KEYS:
                 p.add_argument("--" + key.replace("_", "-"))
@@ -278,7 +280,7 @@ class Pv_Kb(Command):
             sys.stderr.write("Bitte --chat-models angeben und als --answer-modes nur text, structured.\n")
             return 2
         registry = self._env(dbname)
-        ref = time.strftime("%Y-%m-%d %H:%M:%S") + " · " + name
+        ref = args.ref or time.strftime("%Y-%m-%d %H:%M:%S") + " · " + name
         run_ids = []
         with registry.cursor() as cr:
             env = api.Environment(cr, api.SUPERUSER_ID, {})
@@ -298,7 +300,7 @@ class Pv_Kb(Command):
                                      f"falsche Ablehnungen {run.false_refusals:.3f}, p50 {run.latency_p50_ms / 1000:.1f} s, "
                                      f"p95 {run.latency_p95_ms / 1000:.1f} s\n")
                     sys.stdout.flush()
-            runs = Run.browse(run_ids)
+            runs = Run.search([("bakeoff_ref", "=", ref)])
             runs._recommend()
             cr.commit()
             sys.stdout.write((runs.filtered("recommended").recommendation or "") + "\n")

@@ -4,6 +4,7 @@
 #   scripts/bakeoff_demo.sh --url http://127.0.0.1:11500 --chat-models qwen2.5-coder:1.5b[,…]
 #                           [--answer-modes text,structured] [--db pv_kb_bakeoff] [--limit N] [--num-ctx 2048]
 #   scripts/bakeoff_demo.sh --prepare       only create/update the database and embed the demo KB
+#   --ref NAME: runs of several invocations with the same name are compared together (Empfehlung)
 #
 # The chat models are served by scripts/local_model.sh at --url (start it first). Creates (or reuses) the
 # database with the demo KB only (41 entries: cheap to embed), embeds it with multilingual-e5-small through
@@ -11,7 +12,7 @@
 # questions of the demo gold set (every second question of each kind) and stores one run per model × mode
 # (Wissensbasis › Konfiguration › Bake-off-Läufe).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-db=pv_kb_bakeoff url="" models="" modes=text,structured limit=0 num_ctx=2048 prepare=0
+db=pv_kb_bakeoff url="" models="" modes=text,structured limit=0 num_ctx=2048 prepare=0 ref=()
 while (($#)); do
     case $1 in
         --db) db=$2; shift ;;
@@ -21,6 +22,7 @@ while (($#)); do
         --limit) limit=$2; shift ;;
         --num-ctx) num_ctx=$2; shift ;;
         --prepare) prepare=1 ;;
+        --ref) ref=(--ref "$2"); shift ;;
         *) die "Unbekannte Option $1" ;;
     esac
     shift
@@ -45,4 +47,4 @@ say "Bake-off: $models × $modes gegen $url (num_ctx $num_ctx)"
 pv_kb_cmd bakeoff --goldset "$REPO/data/demo_kb/goldset.yaml" --held-out --limit "$limit" -d "$db" \
     --log-level=warn --ollama-url "$url" --embedding-model multilingual-e5-small --query-prefix "query: " \
     --passage-prefix "passage: " --chat-models "$models" --answer-modes "$modes" --num-ctx "$num_ctx" \
-    --answer-time-limit 400 --read-timeout 400
+    --answer-time-limit 400 --read-timeout 400 "${ref[@]}"
