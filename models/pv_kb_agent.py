@@ -372,7 +372,7 @@ class PvKbAgent(models.AbstractModel):
     def _generate(self, messages, settings, client, on_delta, deadline, gated, response_format=None):
         options = {"temperature": 0.1}
         if response_format:
-            options["num_predict"] = 700   # a JSON answer of a few statements; bounds a model that rambles
+            options["num_predict"] = 500   # a JSON answer of a few statements; bounds a model that rambles
         expected = sum(ollama.estimate_tokens(m["content"]) for m in messages)
         num_ctx = max(2048, min(settings["num_ctx"] * 4, int(expected * 1.3) + 1024))
         if on_delta is None:

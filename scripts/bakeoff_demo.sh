@@ -47,4 +47,4 @@ say "Bake-off: $models × $modes gegen $url (num_ctx $num_ctx)"
 pv_kb_cmd bakeoff --goldset "$REPO/data/demo_kb/goldset.yaml" --held-out --limit "$limit" -d "$db" \
     --log-level=warn --ollama-url "$url" --embedding-model multilingual-e5-small --query-prefix "query: " \
     --passage-prefix "passage: " --chat-models "$models" --answer-modes "$modes" --num-ctx "$num_ctx" \
-    --answer-time-limit 400 --read-timeout 400 "${ref[@]}"
+    --answer-time-limit 300 --read-timeout 300 "${ref[@]}"
