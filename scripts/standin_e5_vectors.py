@@ -4,8 +4,9 @@
     /opt/pv_kb/venv/bin/python scripts/standin_e5_vectors.py --demo-eval [RECORDED.jsonl ...]
 
 The texts: with ``--demo-eval`` those the demo gold-set evaluation (``TestDemoEval``) embeds, built
-here the way the addon builds them (each section of the demo KB and of the 601-entry synthetic base,
-seed 7, as ``passage: <title> – <heading>\n<text>``; each gold question as ``query: ...``); and any
+here the way the addon builds them (each section and each entry card of the demo KB and of the 601-entry
+synthetic base, seed 7, as ``passage: <title> – <heading>\n<text>``; each question of both gold sets as
+``query: ...``; a text built differently from the addon's is simply not found later); and any
 texts recorded by a real run (``PV_KB_STANDIN_RECORD=FILE``: the stand-in's e5 backend writes one JSON
 line ``{"query": bool, "text": ...}`` per text it is asked to embed). Each text's vector and token
 count come from the stand-in's SQLite cache (``PV_KB_STANDIN_CACHE``, where real runs put them) or,
@@ -34,19 +35,23 @@ def _recorded(paths):
     return list(seen)
 
 
-def demo_eval_texts(synthetic=True):
+def demo_eval_texts(synthetic=True, cards=True):
     """(is_query, text) of everything TestDemoEval embeds with e5, built as the addon builds it.
 
-    ``synthetic=False``: only the demo KB's sections and the gold questions.
+    ``synthetic=False``: without the synthetic base; ``cards=False``: without the entry cards (their tags are
+    ordered by the database's collation, which Python's sort matches for all but a few).
     """
     import tempfile
 
     import yaml
 
-    from lib import chunking, kb_batch, zip_guard
+    from lib import chunking, entry_card, fulltext, kb_batch, zip_guard
     from testing import synthetic_kb
 
     repo = pathlib.Path(__file__).resolve().parents[1]
+    # the synonym rows as the addon loads them (pv.kb.synonym, ordered by term): they name entries on their cards
+    rows = fulltext.load_synonyms_csv(str(repo / "data" / "pv.kb.synonym.csv"))
+    synonyms = fulltext.parse_synonyms(sorted(rows, key=lambda row: row[0]))
     texts = []
     with tempfile.TemporaryDirectory() as tmp:
         roots = [repo / "data" / "demo_kb" / "wissensbasis"]
@@ -56,9 +61,19 @@ def demo_eval_texts(synthetic=True):
             batch = kb_batch.load_batch(zip_guard.kb_root_files(zip_guard.read_folder(str(root))), known_ids=set())
             for entry in batch.entries:
                 texts += [(False, chunking.embed_text(c, entry.title, entry.id)) for c in chunking.chunk_entry(entry)]
-    gold = yaml.safe_load((repo / "data" / "demo_kb" / "goldset.yaml").read_text(encoding="utf-8"))
-    gold = gold["questions"] if isinstance(gold, dict) else gold
-    texts += [(True, str(q["question"]).strip()) for q in gold]
+                if not cards:
+                    continue
+                tags, bases = sorted(set(entry.tags)), sorted(set(entry.legal_bases))
+                summary = next((s.text for s in entry.sections if s.key == "zusammenfassung"), "")
+                card = entry_card.card_text(tags=tags, synonyms=entry_card.card_synonyms(synonyms, entry.title, tags),
+                                            legal_bases=bases, summary=summary)
+                chunk = chunking.Chunk(section_key=entry_card.CARD_KEY, heading_path="", text=card, position=0,
+                                       token_estimate=0, content_hash="")
+                texts.append((False, chunking.embed_text(chunk, entry.title, entry.id)))
+    for name in ("goldset.yaml", "goldset_praxis.yaml"):
+        gold = yaml.safe_load((repo / "data" / "demo_kb" / name).read_text(encoding="utf-8"))
+        gold = gold["questions"] if isinstance(gold, dict) else gold
+        texts += [(True, str(q["question"]).strip()) for q in gold]
     return texts
 
 
