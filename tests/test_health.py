@@ -153,8 +153,9 @@ class TestHealthDemo(StandInCase):
 
 
 @tagged("post_install", "-at_install", "pv_kb", "pv_kb_health")
-class TestHealthImports(KbCase):
-    """Imports resolve and open findings, and the findings name the import."""
+class TestHealthImports(StandInCase):
+    """Imports resolve and open findings, and the findings name the import (a stand-in answers the gap
+    grouping's embedding requests)."""
 
     def setUp(self):
         super().setUp()
@@ -193,6 +194,23 @@ class TestHealthImports(KbCase):
         self.assertEqual(old.state, "resolved", "the resolved conflict stays resolved")
         runs = self.env["pv.kb.health.run"].search([("trigger", "=", "import")])
         self.assertEqual(set(runs.mapped("batch_id").ids), {batch1.id, batch2.id, batch3.id})
+
+    def test_entries_no_question_retrieved_once_the_log_is_long_enough(self):
+        entries = {"lb-tst-01": entry_md("lb-tst-01"), "lb-tst-02": entry_md("lb-tst-02")}
+        self.run_import(batch_files(entries))
+        self.env["ir.config_parameter"].sudo().set_param("pv_kb.health_unretrieved_min_questions", 3)
+        Query = self.env["pv.kb.query"]
+        Query.create([{"question": f"Frage {n}", "status": "beantwortet", "retrieved_ids": "lb-tst-01, lb-x-09"}
+                      for n in range(2)])
+        Run = self.env["pv.kb.health.run"]
+        Run._run_health_check()
+        Finding = self.env["pv.kb.finding"]
+        self.assertFalse(Finding.search([("kind", "=", "unretrieved")]), "two questions are no log yet")
+        Query.create({"question": "Frage 3", "status": "verweigert", "retrieved_ids": False})
+        Run._run_health_check()
+        found = Finding.search([("kind", "=", "unretrieved"), ("state", "=", "open")])
+        self.assertEqual(found.entry_ids.mapped("kb_id"), ["lb-tst-02"])
+        self.assertEqual(found.severity, "info")
 
     def test_a_rejected_batch_runs_no_check(self):
         runs = self.env["pv.kb.health.run"].search_count([])
