@@ -7,7 +7,8 @@
   fraction), a date or a legal reference (§, Abs., Art.); other sentences ("Gerne helfe ich weiter.")
   need no citation.
 * :func:`repair_citations`: a claim sentence without a citation gets one only when its values (or legal
-  references) are found in exactly one retrieved entry; each repair is reported, none is guessed.
+  references) are found in exactly one of the entries the answer cites elsewhere, or else in exactly one
+  retrieved entry; each repair is reported, none is guessed.
 * :func:`context_budget`: how many blocks and characters of context fit a model's ``num_ctx``.
 
 Nothing here imports Odoo.
@@ -134,8 +135,10 @@ def _entry_sources(blocks: list[ContextBlock]) -> dict[str, tuple[str, str]]:
     return {k: ("\n".join(v), stands[k]) for k, v in texts.items()}
 
 
-def _owner(unit: str, sources: dict[str, tuple[str, str]], indexes: dict) -> str | None:
-    """The one entry holding every value (or, without values, every legal reference) of ``unit``."""
+def _owner(unit: str, sources: dict[str, tuple[str, str]], indexes: dict, cited: list[str]) -> str | None:
+    """The one entry holding every value (or, without values, every legal reference) of ``unit``: first
+    among the entries the answer cites elsewhere (a model that put its citation into the next paragraph),
+    else among all retrieved entries."""
     text = CITATION_RE.sub(" ", unit)
     values = _find_values(text)
     if values:
@@ -146,6 +149,9 @@ def _owner(unit: str, sources: dict[str, tuple[str, str]], indexes: dict) -> str
             return None
         owners = [k for k, (src, _s) in sources.items()
                   if all(r in " ".join(_fold(src).split()) for r in refs)]
+    among_cited = [k for k in owners if k in cited]
+    if len(among_cited) == 1:
+        return among_cited[0]
     return owners[0] if len(owners) == 1 else None
 
 
@@ -156,6 +162,7 @@ def repair_citations(answer: str, blocks: list[ContextBlock]) -> tuple[str, list
     if not sources:
         return answer or "", []
     indexes = {k: _source_index(src) for k, (src, _s) in sources.items()}
+    cited = extract_citations(answer or "")
     repairs: list[Repair] = []
     out_paragraphs = []
     for paragraph in _paragraphs(answer or ""):
@@ -165,7 +172,7 @@ def repair_citations(answer: str, blocks: list[ContextBlock]) -> tuple[str, list
         lines = []
         for line in paragraph:
             if is_table_row(line):
-                owner = _owner(line, sources, indexes) if is_claim(line) else None
+                owner = _owner(line, sources, indexes, cited) if is_claim(line) else None
                 if owner:
                     repairs.append(Repair(line.strip(), owner))
                     line = line.rstrip().rstrip("|").rstrip() + f" [{owner}] |"
@@ -173,7 +180,7 @@ def repair_citations(answer: str, blocks: list[ContextBlock]) -> tuple[str, list
                 continue
             done = []
             for sentence in sentences(line.strip()):
-                owner = _owner(sentence, sources, indexes) if is_claim(sentence) else None
+                owner = _owner(sentence, sources, indexes, cited) if is_claim(sentence) else None
                 if owner:
                     repairs.append(Repair(sentence, owner))
                     body, end = (sentence[:-1], sentence[-1]) if sentence[-1:] in ".!?" else (sentence, "")

@@ -44,6 +44,13 @@ def test_a_claim_gets_a_citation_only_from_exactly_one_matching_entry():
     # a paragraph that already cites is left alone
     same = "Es sind € 551,10 [lb-sz-01]."
     assert f.repair_citations(same, BLOCKS) == (same, [])
+    # the citation in the next paragraph (seen with Qwen2.5-Coder-1.5B): the value stands in two entries,
+    # but only one of them is cited by the answer
+    blocks = BLOCKS + [block("wiku-gfb-02", "Grenze 2025: € 551,10.", "2025-01")]
+    text, repairs = f.repair_citations("Die Grenze beträgt € 551,10.\n\n[lb-gfb-01] (Stand 2025-01) nennt € 551,10.",
+                                       blocks)
+    assert [r.entry_id for r in repairs] == ["lb-gfb-01"]
+    assert f.repair_citations("Die Grenze beträgt € 551,10.", blocks)[1] == []     # nothing cited: ambiguous
     # legal reference only
     text, repairs = f.repair_citations("Das steht in § 67 EStG.", BLOCKS)
     assert [r.entry_id for r in repairs] == ["lb-sz-01"]
