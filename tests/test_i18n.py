@@ -19,3 +19,10 @@ class TestTranslations(TransactionCase):
         self.assertGreater(len(terms), 200, "the reader found the addon's terms")
         translated = {e.msgid for e in polib.pofile(PO_FILE) if e.msgstr and not e.obsolete}
         self.assertEqual(sorted(terms - translated), [], "terms without a translation in i18n/de.po")
+
+    def test_the_po_file_loads_into_odoo(self):
+        # Odoo's reader needs "#. module: pv_kb" on every entry (a missing one stops loading German for the addon)
+        from odoo.tools.translate import PoFileReader
+        missing = [e.msgid for e in polib.pofile(PO_FILE) if not e.obsolete and "module: pv_kb" not in (e.comment or "")]
+        self.assertEqual(missing, [], "entries without the module comment")
+        self.assertGreater(len(list(PoFileReader(PO_FILE))), 200)
