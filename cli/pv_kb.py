@@ -68,6 +68,7 @@ class Pv_Kb(Command):
         bake.add_argument("--held-out", action="store_true",
                           help="only the held-out questions (every second of each kind, lib/bakeoff.held_out)")
         bake.add_argument("--limit", type=int, default=0, help="at most this many questions (0: all)")
+        bake.add_argument("--offset", type=int, default=0, help="skip this many questions first")
         bake.add_argument("--num-ctx", type=int, help="context window of the models (default: setting)")
         bake.add_argument("--answer-time-limit", type=float, help="seconds the model may take (default: setting)")
         bake.add_argument("--read-timeout", type=float, help="seconds to wait for the model (default: setting)")
@@ -272,8 +273,11 @@ class Pv_Kb(Command):
         name = args.goldset.rsplit("/", 1)[-1]
         if args.held_out:
             gold, name = bakeoff.held_out(gold), name + " (held-out)"
+        gold = gold[args.offset:]
         if args.limit:
             gold = gold[: args.limit]
+        if args.offset or args.limit:
+            name += f" [{args.offset + 1}–{args.offset + len(gold)}]"
         models_ = [m.strip() for m in args.chat_models.split(",") if m.strip()]
         modes = [m.strip() for m in args.answer_modes.split(",") if m.strip()]
         if not models_ or any(m not in ("text", "structured") for m in modes):

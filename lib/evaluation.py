@@ -281,6 +281,7 @@ def _answer_row(records: list[AnswerRecord]) -> dict:
     must_q: list[float] = []
     must_s: list[float] = []
     conflict: list[float] = []
+    forbidden = 0
     for rec in records:
         gold = rec.gold
         cited = _dedupe(list(rec.cited_ids))
@@ -299,6 +300,9 @@ def _answer_row(records: list[AnswerRecord]) -> dict:
             hits = [_normalise(s) in answer for s in gold.answer_must_contain]
             must_q.append(1.0 if all(hits) else 0.0)
             must_s.extend(1.0 if h else 0.0 for h in hits)
+        if gold.answer_must_not_contain:
+            answer = _normalise(rec.answer_text)
+            forbidden += any(_normalise(s) in answer for s in gold.answer_must_not_contain)
         if gold.kind == "conflict" and expected:
             if rec.conflict_ids_marked is not None:
                 handled = expected <= set(rec.conflict_ids_marked)
@@ -314,6 +318,7 @@ def _answer_row(records: list[AnswerRecord]) -> dict:
         "must_contain": _mean(must_q),
         "must_contain_strings": _mean(must_s),
         "conflict_handling": _mean(conflict),
+        "must_not_contain_hits": forbidden,
     }
 
 
@@ -331,7 +336,9 @@ def answer_metrics(items: list[AnswerRecord]) -> dict:
     of single strings); ``conflict_handling`` (share of ``conflict``
     questions whose expected ids were all marked with ⚠: per
     ``conflict_ids_marked`` when given, else all cited and a ⚠ in the
-    answer). A rate is None when no question applies. Also
+    answer); ``must_not_contain_hits`` (number of answers holding one of
+    their ``answer_must_not_contain`` strings: a value from general knowledge
+    or an outdated one). A rate is None when no question applies. Also
     ``latency_retrieval`` and ``latency_total`` (:func:`latency_stats`).
     """
     per_kind: dict[str, list[AnswerRecord]] = {}
@@ -363,7 +370,7 @@ _RETRIEVAL_ROWS = (("n", "n"), ("hit@k", "hit@{k}"), ("recall@k", "recall@{k}"),
 _ANSWER_ROWS = (("citation_precision", "Zitat-Präzision"), ("citation_recall", "Zitat-Recall"),
                 ("refusal_accuracy", "Ablehnung korrekt"), ("false_refusals", "Falsche Ablehnungen"),
                 ("must_contain", "Pflichtinhalt (Frage)"), ("must_contain_strings", "Pflichtinhalt (Text)"),
-                ("conflict_handling", "Konflikt markiert"))
+                ("conflict_handling", "Konflikt markiert"), ("must_not_contain_hits", "Verbotene Inhalte"))
 
 
 def _cell(value) -> str:

@@ -232,3 +232,15 @@ def test_format_report_puts_modes_side_by_side():
     # Every table row of a section has the header's width.
     table = [line for line in lines if "|" in line]
     assert len({len(line) for line in table}) == 1
+
+
+def test_answer_metrics_count_must_not_contain_hits():
+    from lib.evaluation import AnswerRecord, GoldQuestion, answer_metrics
+    gold = [GoldQuestion("a", "Kilometergeld?", "fact", ["lb-rk-02"], ["€ 0,50"], ["€ 0,42"]),
+            GoldQuestion("b", "US-Steuer?", "refuse", [], [], ["7,65 %"]),
+            GoldQuestion("c", "Urlaub?", "fact", ["lb-url-01"], [], [])]
+    records = [AnswerRecord(gold[0], ["lb-rk-02"], ["lb-rk-02"], "€ 0,50 [lb-rk-02], früher €\u00a00,42", False),
+               AnswerRecord(gold[1], [], [], "Dazu enthält die Wissensbasis keine Aussage.", True),
+               AnswerRecord(gold[2], ["lb-url-01"], ["lb-url-01"], "30 Werktage, nicht 7,65 %", False)]
+    overall = answer_metrics(records)["overall"]
+    assert overall["must_not_contain_hits"] == 1      # c holds 7,65 % but does not forbid it
