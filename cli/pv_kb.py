@@ -16,9 +16,12 @@ addon's code is imported only once a registry exists.
 
 PATH is a wissensbasis/ folder or a ZIP of it.  Ollama overrides (--ollama-url,
 --embedding-model, --chat-model, --query-prefix, --passage-prefix) apply to
-this run only; the stored settings stay as they are.  ``eval`` reports the test
-part of the gold set (held out from tuning, lib/eval_protocol.py) unless --part
-says otherwise.  Exit code 0 on success,
+this run only; the stored settings stay as they are: an evaluation with another
+embedding model, server or passage prefix embeds the base into a temporary table
+of its own session and leaves the production vectors untouched; ``embed`` takes
+only --ollama-url (the same model computed on another server).  ``eval`` reports
+the test part of the gold set (held out from tuning, lib/eval_protocol.py) unless
+--part says otherwise.  Exit code 0 on success,
 1 when a batch is rejected or a step fails, 2 on wrong usage.
 """
 import argparse
@@ -74,9 +77,10 @@ class Pv_Kb(Command):
         bake.add_argument("--read-timeout", type=float, help="seconds to wait for the model (default: setting)")
         bake.add_argument("--ref", help="name of the bake-off: runs of several invocations with the same name are "
                                         "compared together (default: date and gold set)")
-        for p in (ev, ask, emb, bake):
+        for p in (ev, ask, bake):
             for key in OLLAMA_OVERRIDE_KEYS:
                 p.add_argument("--" + key.replace("_", "-"))
+        emb.add_argument("--ollama-url", help="compute the configured model on this server (this run only)")
         args, odoo_args = parser.parse_known_args(cmdargs)
         config.parse_config(odoo_args, setup_logging=True)
         dbnames = config["db_name"]
@@ -111,7 +115,7 @@ class Pv_Kb(Command):
             except UserError as exc:
                 sys.stderr.write(f"{exc}\n")
                 return 1
-            result = importer.run(files, mode="sync" if args.sync else "add", dry_run=args.dry_run,
+            result = importer._run(files, mode="sync" if args.sync else "add", dry_run=args.dry_run,
                                   source_name=args.path, origin="cli")
             cr.commit()
         sys.stdout.write(result.report)
@@ -133,8 +137,10 @@ class Pv_Kb(Command):
         sys.stderr.write(f"\r{text}   ")
         sys.stderr.flush()
 
-    def _embed(self, env):
-        status = env["pv.kb.chunk"]._embedding_status()
+    def _embed(self, env, settings):
+        from odoo.addons.pv_kb.models.pv_kb_chunk_embed import EmbeddingBusy
+
+        status = env["pv.kb.chunk"]._embedding_status(settings["embedding_model"], settings["passage_prefix"])
         if not status["pending"]:
             return
         sys.stderr.write(f"Embeddings: {status['pending']} Abschnitte mit {status['model']} …\n")
@@ -144,8 +150,15 @@ class Pv_Kb(Command):
         def progress(done):
             rate = done / max(time.monotonic() - started, 1e-6)
             self._progress(f"Embeddings: {done}/{total} ({rate:.1f}/s)")
-        result = env["pv.kb.chunk"]._embed_pending(commit=True, progress=progress)
+        try:
+            result = env["pv.kb.chunk"]._embed_pending(settings=settings, commit=True, progress=progress)
+        except EmbeddingBusy:
+            sys.stderr.write("Ein anderer Einbettungslauf (Cron oder Befehl) ist aktiv; bitte später erneut.\n")
+            raise
         sys.stderr.write("\n")
+        if result["failed"]:
+            sys.stderr.write(f"Hinweis: {result['failed']} Abschnitte hat das Modell abgelehnt; sie werden übersprungen "
+                             "(Fehler je Abschnitt im Log und unter Konfiguration › Abschnitte).\n")
         if result["truncated"]:
             sys.stderr.write(f"Hinweis: {result['truncated']} Abschnitte erreichen das Kontextfenster von "
                              f"{status['model']} ({result['context']} Token) und wurden gekürzt eingebettet "
@@ -156,11 +169,15 @@ class Pv_Kb(Command):
 
         from odoo.addons.pv_kb.lib import ollama
 
+        from odoo.addons.pv_kb.models.pv_kb_chunk_embed import EmbeddingBusy
+
         registry = self._env(dbname)
         with registry.cursor() as cr:
-            env = api.Environment(cr, api.SUPERUSER_ID, {"pv_kb_overrides": self._overrides(args)})
+            env = api.Environment(cr, api.SUPERUSER_ID, {})
             try:
-                self._embed(env)
+                self._embed(env, env["pv.kb.settings"]._get(self._overrides(args)))
+            except EmbeddingBusy:
+                return 1
             except ollama.OllamaError as exc:
                 sys.stderr.write(f"\n{exc.message}\n")
                 return 1
@@ -186,12 +203,15 @@ class Pv_Kb(Command):
         if not gold:
             sys.stderr.write(f"Goldset: der {part_label} ist leer ({split.rule.describe()}).\n")
             return 2
+        from odoo.addons.pv_kb.models.pv_kb_chunk_embed import EmbeddingBusy
+
         registry = self._env(dbname)
         with registry.cursor() as cr:
-            env = api.Environment(cr, api.SUPERUSER_ID, {"pv_kb_overrides": self._overrides(args)})
+            env = api.Environment(cr, api.SUPERUSER_ID, {})
+            settings = env["pv.kb.settings"]._get(self._overrides(args))
             if args.kb:
                 importer = env["pv.kb.importer"]
-                result = importer.run(importer._read_source(path=args.kb), source_name=args.kb, origin="cli")
+                result = importer._run(importer._read_source(path=args.kb), source_name=args.kb, origin="cli")
                 cr.commit()
                 if not result.ok:
                     sys.stdout.write(result.report)
@@ -199,16 +219,24 @@ class Pv_Kb(Command):
             modes = ["hybrid", "dense", "fts"] if args.mode == "all" else [args.mode]
             needs_vectors = bool(set(modes) & {"hybrid", "dense"})
             try:
-                if needs_vectors or args.answers:
-                    self._embed(env)
+                if (needs_vectors or args.answers) and env["pv.kb.chunk"]._needs_scratch(settings):
+                    sys.stderr.write(f"Embeddings mit {settings['embedding_model']} in eine temporäre Tabelle "
+                                     "(die Vektoren des Betriebs bleiben unverändert) …\n")
+                    settings = env["pv.kb.chunk"]._scratch_vectors(
+                        settings, progress=lambda n: self._progress(f"Embeddings: {n}"))
+                    sys.stderr.write("\n")
+                elif needs_vectors or args.answers:
+                    self._embed(env, settings)
+            except EmbeddingBusy:
+                return 1
             except ollama.OllamaError as exc:
                 sys.stderr.write(f"\n{exc.message}\n")
                 if needs_vectors or not isinstance(exc, ollama.OllamaUnreachable):
                     return 1
                 # full text needs no model: the answers are then those of the Notbetrieb, and said so
                 sys.stderr.write("Die Antworten werden im Notbetrieb bewertet (ohne Sprachmodell).\n")
-            report = env["pv.kb.evaluator"].run(gold, modes=modes, k=args.k, answers=args.answers,
-                                                progress=self._progress)
+            report = env["pv.kb.evaluator"]._run(gold, modes=modes, k=args.k, answers=args.answers,
+                                                 progress=self._progress, settings=settings)
             sys.stderr.write("\n")
             title = f"Evaluation {args.goldset}: {part_label}, {len(gold)} von {len(split.questions)} Fragen, k={args.k}"
             settings = dict(report["settings"], split=split.rule.describe())
@@ -241,12 +269,13 @@ class Pv_Kb(Command):
         registry = self._env(dbname)
         with registry.cursor() as cr:
             env = api.Environment(cr, api.SUPERUSER_ID, {})
-            env = env(context=self._context(env, pv_kb_overrides=self._overrides(args)))
+            env = env(context=self._context(env))
+            settings = env["pv.kb.settings"]._get(self._overrides(args))
 
             def on_delta(text):
                 sys.stdout.write("\n[neu generiert]\n" if text is None else text)
                 sys.stdout.flush()
-            result = env["pv.kb.agent"].ask(args.question, on_delta=on_delta)
+            result = env["pv.kb.agent"]._ask(args.question, on_delta=on_delta, settings=settings)
             cr.commit()
         sys.stdout.write("\n\n" + "=" * 60 + "\n")
         sys.stdout.write(f"Status: {result.status}\n")

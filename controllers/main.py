@@ -1,10 +1,20 @@
 """Endpoints of the chat panel.
 
-``/pv_kb/ask/stream`` streams NDJSON events while the answer is generated: the
-agent runs in a worker thread with its own cursor (the request's cursor is gone
-once the response starts) and hands events to the response through a queue.
-The answer time limit (setting ``answer_time_limit``) bounds the model call;
-the response gives up a little later in any case, so no request outlives it.
+``/pv_kb/ask/stream`` streams NDJSON events while the answer is generated. The endpoint itself only checks
+the request and takes a slot (global and per-user limits on answers at once); when it returns, Odoo
+commits and releases the request's database connection. The answer then runs in a worker thread in three
+steps, each with a connection of its own only while it needs one:
+
+1. retrieve and build the prompt (a short transaction),
+2. call the model — **no database connection held** — cancellable: the stream sends a ``ping`` line every
+   half second while it waits, so a client that went away (or pressed Stop) is noticed within a second and
+   the model request is closed,
+3. write the question log (a short transaction) and free the slot.
+
+The answer time limit (setting ``answer_time_limit``) bounds the whole answer, regeneration included; the
+response gives up a little later in any case. In Odoo's multi-process mode the stream belongs on the
+gevent port, like ``/websocket`` (README, "Betrieb"): there a waiting answer costs a greenlet, not an
+HTTP worker.
 """
 import json
 import logging
@@ -17,9 +27,16 @@ from werkzeug.exceptions import BadRequest, Forbidden
 from odoo import api, http
 from odoo.http import request
 
+from ..lib import ollama
+from ..lib.answer.respond import respond
+from ..models.pv_kb_agent import interactive_client
+
 _logger = logging.getLogger(__name__)
 
 GROUP = "pv_kb.group_pv_kb_user"
+MAX_COMMENT_CHARS = 2000
+PING_SECONDS = 0.5
+STREAM_GRACE = 15          # seconds the response waits beyond the answer time limit
 _DONE = object()
 
 
@@ -28,8 +45,19 @@ def _check_group():
         raise Forbidden(request.env._("You have no access to the knowledge base assistant."))
 
 
+def _as_id(value):
+    """A record id from request input, or 400 (never a 500 for junk)."""
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise BadRequest(request.env._("Invalid id.")) from None
+    if number <= 0 or number > 2**31 - 1:
+        raise BadRequest(request.env._("Invalid id."))
+    return number
+
+
 def answer_payload(result):
-    """The final event / JSON result for an AgentAnswer."""
+    """The final event for an AgentAnswer."""
     info = result.retrieval.entry_info if result.retrieval else {}
     citations = [{"kb_id": i, "entry_id": info[i]["id"], "title": info[i]["title"], "stand": info[i]["stand"]}
                  for i in result.cited_ids if i in info]
@@ -54,7 +82,7 @@ def answer_payload(result):
 
 def _own_conversation(env, conversation_id):
     """The user's own conversation (managers may read others', but do not write into them)."""
-    conversation = env["pv.kb.conversation"].search([("id", "=", int(conversation_id)), ("user_id", "=", env.uid)])
+    conversation = env["pv.kb.conversation"].search([("id", "=", conversation_id), ("user_id", "=", env.uid)])
     if not conversation:
         raise Forbidden(env._("This conversation does not exist or is not yours."))
     return conversation
@@ -67,17 +95,12 @@ def _conversation(env, conversation_id):
     return env["pv.kb.conversation"].create({"name": env._("New conversation")})
 
 
-class PvKbController(http.Controller):
+def _json(status, payload):
+    return request.make_response(json.dumps(payload, ensure_ascii=False), status=status,
+                                 headers=[("Content-Type", "application/json; charset=utf-8")])
 
-    @http.route("/pv_kb/ask", type="jsonrpc", auth="user")
-    def ask(self, question, conversation_id=None, pii_mapping=None):
-        _check_group()
-        question = (question or "").strip()
-        if not question:
-            raise BadRequest(request.env._("Please enter a question."))
-        conversation = _conversation(request.env, conversation_id)
-        result = request.env["pv.kb.agent"].ask(question, conversation, pii_mapping=pii_mapping)
-        return answer_payload(result)
+
+class PvKbController(http.Controller):
 
     @http.route("/pv_kb/ask/stream", type="http", auth="user", methods=["POST"], csrf=False)
     def ask_stream(self):
@@ -86,79 +109,124 @@ class PvKbController(http.Controller):
             body = json.loads(request.httprequest.get_data(as_text=True) or "{}")
         except ValueError:
             raise BadRequest("invalid JSON")  # noqa: B904
+        if not isinstance(body, dict):
+            raise BadRequest("invalid JSON")
         # CSRF as Odoo checks it for http routes, read from the JSON body
         if not request.validate_csrf(body.get("csrf_token")):
             raise BadRequest(request.env._("Session expired: please reload the page."))
-        question = (body.get("question") or "").strip()
+        question = body.get("question")
+        question = question.strip() if isinstance(question, str) else ""
         if not question:
             raise BadRequest(request.env._("Please enter a question."))
-        if body.get("conversation_id"):
-            _own_conversation(request.env, body["conversation_id"])   # 403 before anything starts
-        settings = request.env["pv.kb.settings"]._get()
+        conversation_id = _as_id(body["conversation_id"]) if body.get("conversation_id") else None
+        if conversation_id:
+            _own_conversation(request.env, conversation_id)   # 403 before anything starts
+        env = request.env
+        settings = env["pv.kb.settings"]._get()
+        slot = env["pv.kb.answer.slot"].sudo()._acquire(env.uid, settings)
+        if not slot:
+            return _json(429, {"error": "busy", "message": env._(
+                "The assistant is busy answering other questions right now. Please try again in a moment.")})
+        # committed now, so that the worker can release it whatever happens (the request's own transaction
+        # would end only when this endpoint returns)
+        env.cr.commit()
         limit = settings["answer_time_limit"]
         # the agent's own messages, translated here: the worker may fail before it has an environment
-        failed = request.env._("The question could not be answered because of an internal error. Please try "
-                               "again later; if it happens again, tell your administrator.")
-        too_late = request.env._("The time limit for the answer was reached.")
+        texts = {
+            "failed": env._("The question could not be answered because of an internal error. Please try "
+                            "again later; if it happens again, tell your administrator."),
+            "too_late": env._("The time limit for the answer was reached."),
+        }
         events = queue.Queue()
+        cancel = ollama.CancelToken()
         worker = threading.Thread(
             target=self._stream_worker, name="pv_kb-answer", daemon=True,
-            args=(request.env.registry, request.env.uid, dict(request.env.context), question,
-                  body.get("conversation_id"), events, time.monotonic() + limit, failed, body.get("pii_mapping")))
+            args=(env.registry, env.uid, dict(env.context), question, conversation_id, events,
+                  time.monotonic() + limit, texts, cancel, slot, settings, body.get("pii_mapping")))
         worker.start()
         return request.make_response(
-            self._stream_events(events, limit + 15, too_late),
+            self._stream_events(events, limit + STREAM_GRACE, texts["too_late"], cancel),
             headers=[("Content-Type", "application/x-ndjson; charset=utf-8"), ("Cache-Control", "no-store"),
                      ("X-Accel-Buffering", "no")])
 
     @staticmethod
-    def _stream_worker(registry, uid, context, question, conversation_id, events, deadline, failed, pii_mapping=None):
+    def _stream_worker(registry, uid, context, question, conversation_id, events, deadline, texts, cancel, slot,
+                       settings, pii_mapping=None):
         threading.current_thread().dbname = registry.db_name
         try:
+            # 1. retrieve and build the prompt: one short transaction
             with registry.cursor() as cr:
                 env = api.Environment(cr, uid, context)
                 conversation = _conversation(env, conversation_id)
+                prepared = env["pv.kb.agent"]._prepare(question, conversation, settings=settings,
+                                                       pii_mapping=pii_mapping)
+                conversation_id = conversation.id
+            retrieval = prepared.retrieval
+            if retrieval:
+                events.put({"type": "meta", "query_id": None, "conversation_id": conversation_id,
+                            "mode": retrieval.mode,
+                            "retrieved": [{"kb_id": i, "title": retrieval.entry_info[i]["title"],
+                                           "stand": retrieval.entry_info[i]["stand"]}
+                                          for i in retrieval.entry_ids if i in retrieval.entry_info]})
 
-                def on_retrieved(retrieval):
-                    events.put({"type": "meta", "query_id": None, "conversation_id": conversation.id,
-                                "mode": retrieval.mode,
-                                "retrieved": [{"kb_id": i, "title": retrieval.entry_info[i]["title"],
-                                               "stand": retrieval.entry_info[i]["stand"]}
-                                              for i in retrieval.entry_ids if i in retrieval.entry_info]})
+            def on_delta(text):
+                events.put({"type": "reset"} if text is None else {"type": "delta", "text": text})
 
-                def on_delta(text):
-                    events.put({"type": "reset"} if text is None else {"type": "delta", "text": text})
-
-                result = env["pv.kb.agent"].ask(question, conversation, on_delta=on_delta,
-                                                on_retrieved=on_retrieved, deadline=deadline, pii_mapping=pii_mapping)
+            # 2. the model: no database connection held
+            result = respond(prepared, interactive_client, on_delta=on_delta, deadline=deadline, cancel=cancel)
+            if cancel.cancelled:
+                result.status, result.notice = "abgebrochen", None
+            # 3. the question log: one short transaction (nothing is stored when the personal-data gate failed)
+            with registry.cursor() as cr:
+                env = api.Environment(cr, uid, context)
+                conversation = env["pv.kb.conversation"].browse(conversation_id)
+                if not prepared.pii_failed:
+                    result.query = env["pv.kb.agent"]._log(prepared, result, conversation)
                 payload = answer_payload(result)
-                cr.commit()
-                events.put(payload)
+            events.put(payload)
         except Forbidden as exc:
             events.put({"type": "error", "message": exc.description})
         except Exception:
             _logger.exception("pv_kb: streamed answer failed")
-            events.put({"type": "error", "message": failed})
+            events.put({"type": "error", "message": texts["failed"]})
         finally:
+            try:
+                with registry.cursor() as cr:
+                    api.Environment(cr, uid, context)["pv.kb.answer.slot"].sudo()._release(slot)
+            except Exception:  # noqa: BLE001 - the lease expires by itself
+                _logger.warning("pv_kb: answer slot %s not released, it expires by itself", slot, exc_info=True)
             events.put(_DONE)
 
     @staticmethod
-    def _stream_events(events, limit, too_late):
+    def _stream_events(events, limit, too_late, cancel):
+        """The response body. A ``ping`` line every half second while waiting: a client that is gone makes
+        the write fail, the server closes this generator, and ``finally`` cancels the model request."""
         end = time.monotonic() + limit
-        while True:
-            try:
-                event = events.get(timeout=max(0.1, end - time.monotonic()))
-            except queue.Empty:
-                yield json.dumps({"type": "error", "message": too_late}, ensure_ascii=False) + "\n"
-                return
-            if event is _DONE:
-                return
-            yield json.dumps(event, ensure_ascii=False) + "\n"
+        try:
+            while True:
+                left = end - time.monotonic()
+                if left <= 0:
+                    yield json.dumps({"type": "error", "message": too_late}, ensure_ascii=False) + "\n"
+                    return
+                try:
+                    event = events.get(timeout=min(PING_SECONDS, left))
+                except queue.Empty:
+                    yield '{"type": "ping"}\n'
+                    continue
+                if event is _DONE:
+                    return
+                yield json.dumps(event, ensure_ascii=False) + "\n"
+        finally:
+            cancel.cancel()
 
     @http.route("/pv_kb/feedback", type="jsonrpc", auth="user")
     def feedback(self, query_id, rating, comment=None):
         _check_group()
-        query = request.env["pv.kb.query"].search([("id", "=", int(query_id)), ("user_id", "=", request.env.uid)])
+        if rating not in ("up", "down"):
+            raise BadRequest(request.env._("Invalid rating."))
+        if comment is not None and (not isinstance(comment, str) or len(comment) > MAX_COMMENT_CHARS):
+            raise BadRequest(request.env._("The comment may have at most %(n)s characters.", n=MAX_COMMENT_CHARS))
+        query = request.env["pv.kb.query"].search([("id", "=", _as_id(query_id)), ("user_id", "=", request.env.uid)])
         if not query:
             raise Forbidden(request.env._("This question does not exist or is not yours."))
         query._set_feedback(rating, comment)
@@ -167,13 +235,14 @@ class PvKbController(http.Controller):
     @http.route("/pv_kb/conversations", type="jsonrpc", auth="user")
     def conversations(self, limit=30):
         _check_group()
-        records = request.env["pv.kb.conversation"].search([("user_id", "=", request.env.uid)], limit=int(limit))
+        limit = min(_as_id(limit), 200)
+        records = request.env["pv.kb.conversation"].search([("user_id", "=", request.env.uid)], limit=limit)
         return [{"id": c.id, "name": c.name, "date": str(c.write_date)} for c in records]
 
     @http.route("/pv_kb/conversation", type="jsonrpc", auth="user")
     def conversation(self, conversation_id):
         _check_group()
-        conversation = _own_conversation(request.env, conversation_id)
+        conversation = _own_conversation(request.env, _as_id(conversation_id))
         Entry = request.env["pv.kb.entry"]
         turns = []
         for q in conversation.query_ids.sorted("id"):

@@ -33,9 +33,12 @@ from __future__ import annotations
 import json
 import logging
 import math
+import socket
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator
+from urllib.parse import urlsplit, urlunsplit
 
 import requests
 
@@ -92,6 +95,58 @@ class OllamaBadResponse(OllamaError):
     """Malformed JSON, unexpected shape, a 4xx answer or 5xx after retries."""
 
 
+class OllamaCancelled(OllamaError):
+    """The caller cancelled the request (the user pressed Stop or left)."""
+
+
+class CancelToken:
+    """Cancels a streamed request from another thread, within the time a socket shutdown takes.
+
+    ``cancel()`` marks the token and shuts the socket of every response attached to it, so a read that
+    is blocked waiting for the model's next token returns at once; the streaming loop then raises
+    :class:`OllamaCancelled` and closes the response (Ollama stops generating when its client is gone).
+    """
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._responses: list = []
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._event.set()
+            responses = list(self._responses)
+        for resp in responses:
+            _shutdown(resp)
+
+    def attach(self, resp) -> None:
+        with self._lock:
+            self._responses.append(resp)
+            cancelled = self._event.is_set()
+        if cancelled:
+            _shutdown(resp)
+
+    def detach(self, resp) -> None:
+        with self._lock:
+            if resp in self._responses:
+                self._responses.remove(resp)
+
+
+def _shutdown(resp) -> None:
+    """Shut the socket under a streamed response (a blocked read in another thread returns)."""
+    conn = getattr(getattr(resp, "raw", None), "connection", None)
+    sock = getattr(conn, "sock", None)
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
 # ---------------------------------------------------------------------------
 # Configuration and results
 # ---------------------------------------------------------------------------
@@ -108,6 +163,7 @@ class OllamaConfig:
     keep_alive: str = "30m"
     num_ctx: int = 8192
     embed_batch_size: int = 32
+    headers: dict = field(default_factory=dict)   # e.g. {"Authorization": "Bearer …"} for a proxy
 
 
 @dataclass
@@ -225,13 +281,20 @@ class OllamaClient:
                  logger: logging.Logger | None = None):
         self.config = config
         self.session = session or requests.Session()
+        if config.headers:
+            self.session.headers.update(config.headers)
         self.logger = logger or _LOGGER
         self._sleep = time.sleep
 
     @property
     def base_url(self) -> str:
-        """Server URL without a trailing slash."""
+        """Server URL without a trailing slash (may carry credentials: never shown, see ``shown_url``)."""
         return self.config.url.rstrip("/")
+
+    @property
+    def shown_url(self) -> str:
+        """The server URL as messages and logs show it: without user name and password."""
+        return redact_url(self.base_url)
 
     def close(self) -> None:
         """Close the pooled HTTP connections."""
@@ -287,13 +350,14 @@ class OllamaClient:
         return self.embedding_facts(model)[0]
 
     def embed(self, model: str, texts: list[str], batch_size: int | None = None,
-              context_tokens: int | None = None, *, origin) -> EmbedResult:
+              context_tokens: int | None = None, deadline: float | None = None, *, origin) -> EmbedResult:
         """Embed ``texts`` in batches of ``batch_size`` (POST /api/embed).
 
         Returns the vectors in input order. Raises OllamaBadResponse when the
         server returns a different number of vectors than inputs or vectors of
         different lengths. With the model's ``context_tokens`` the inputs it
-        probably cut are listed in ``truncated`` and logged (module docstring).
+        probably cut are listed in ``truncated`` and logged (module docstring). ``deadline``
+        (``time.monotonic()``) bounds every request, retries included.
         ``origin``: :data:`KB_TEXT` or the request's ``pii.Gated`` (else UngatedRequest, nothing sent).
         """
         pii.check_request(origin, list(texts), embedding=True)
@@ -315,7 +379,7 @@ class OllamaClient:
                 "truncate": True,
                 "options": {"num_ctx": self.config.num_ctx},
             }
-            data = self._json_call("POST", "/api/embed", payload, model=model)
+            data = self._json_call("POST", "/api/embed", payload, model=model, deadline=deadline)
             calls += 1
             batch_vectors = self._check_embeddings(data, len(batch), model)
             for vec in batch_vectors:
@@ -331,19 +395,26 @@ class OllamaClient:
         if truncated:
             # INFO: the result carries the indices, the caller words the warning (e.g. once per cron run)
             self.logger.info("Embedding model %s at %s: %d of %d texts reached its context of %d tokens and "
-                             "were probably cut (server evaluated %d tokens)", model, self.base_url,
+                             "were probably cut (server evaluated %d tokens)", model, self.shown_url,
                              len(truncated), len(texts), context_tokens, tokens)
         return EmbedResult(vectors, tokens, calls, time.monotonic() - started, truncated)
 
     def chat(self, model: str, messages: list[dict], *, origin, options: dict | None = None,
              num_ctx: int | None = None, expected_prompt_tokens: int | None = None,
-             response_format: dict | str | None = None) -> ChatResult:
+             response_format: dict | str | None = None, deadline: float | None = None) -> ChatResult:
         """One complete answer (POST /api/chat, ``stream: false``, no thinking); ``response_format`` is sent
-        as Ollama's ``format`` (a JSON schema, or "json")."""
+        as Ollama's ``format`` (a JSON schema, or "json"); ``deadline`` (``time.monotonic()``) caps the read
+        timeout to what is left of it."""
         started = time.monotonic()
         payload, ctx = self._chat_payload(model, messages, origin, options, num_ctx, stream=False,
                                           response_format=response_format)
-        data = self._json_call("POST", "/api/chat", payload, model=model)
+        read_timeout = None
+        if deadline is not None:
+            if deadline <= started:
+                raise self._timeout("/api/chat", model, 0, "deadline passed before the request")
+            read_timeout = max(0.05, min(self.config.read_timeout, deadline - started))
+        data = self._json_call("POST", "/api/chat", payload, model=model, read_timeout=read_timeout,
+                               deadline=deadline)
         if "error" in data:
             raise self._server_error_in_body("/api/chat", model, data["error"])
         message = data.get("message")
@@ -354,17 +425,20 @@ class OllamaClient:
 
     def chat_stream(self, model: str, messages: list[dict], *, origin, options: dict | None = None,
                     num_ctx: int | None = None, expected_prompt_tokens: int | None = None,
-                    deadline: float | None = None, response_format: dict | str | None = None
-                    ) -> Iterator[ChatChunk]:
+                    deadline: float | None = None, response_format: dict | str | None = None,
+                    cancel: CancelToken | None = None) -> Iterator[ChatChunk]:
         """Stream an answer (POST /api/chat, ``stream: true``) as ChatChunks.
 
         ``deadline`` is a ``time.monotonic()`` value; once it has passed the
         response is closed and OllamaTimeout raised. The last chunk has
         ``done=True`` and the complete :class:`ChatResult`. As with any
         generator, the request is sent when the first chunk is requested, so
-        connection and model errors surface there.
+        connection and model errors surface there. ``cancel`` (a :class:`CancelToken`) ends the request
+        from another thread with :class:`OllamaCancelled`.
         """
         started = time.monotonic()
+        if cancel is not None and cancel.cancelled:
+            raise self._cancelled(model)
         payload, ctx = self._chat_payload(model, messages, origin, options, num_ctx, stream=True,
                                           response_format=response_format)
         read_timeout = self.config.read_timeout
@@ -372,10 +446,14 @@ class OllamaClient:
             read_timeout = max(0.05, min(read_timeout, deadline - started))
         resp = self._send("POST", "/api/chat", payload, model=model, stream=True,
                           read_timeout=read_timeout, deadline=deadline)
+        if cancel is not None:
+            cancel.attach(resp)
         parts: list[str] = []
         try:
             lines = resp.iter_lines()
             while True:
+                if cancel is not None and cancel.cancelled:
+                    raise self._cancelled(model)
                 if deadline is not None and time.monotonic() > deadline:
                     raise self._timeout("/api/chat", model, read_timeout, "deadline passed")
                 try:
@@ -384,14 +462,18 @@ class OllamaClient:
                     break
                 except (requests.exceptions.ConnectionError,
                         requests.exceptions.ChunkedEncodingError) as exc:
+                    if cancel is not None and cancel.cancelled:
+                        raise self._cancelled(model) from exc
                     if _is_read_timeout(exc):
                         raise self._timeout("/api/chat", model, read_timeout, repr(exc)) from exc
                     raise OllamaBadResponse(
-                        f"Die Verbindung zu Ollama unter {self.base_url} ist während der "
+                        f"Die Verbindung zu Ollama unter {self.shown_url} ist während der "
                         f"Antwort von Modell {model} abgebrochen. Bitte erneut versuchen.",
-                        repr(exc), url=self.base_url, model=model) from exc
+                        repr(exc), url=self.shown_url, model=model) from exc
                 if not line or not line.strip():
                     continue
+                if cancel is not None and cancel.cancelled:
+                    raise self._cancelled(model)
                 data = self._parse_line(line, model)
                 if "error" in data:
                     raise self._server_error_in_body("/api/chat", model, data["error"])
@@ -406,19 +488,28 @@ class OllamaClient:
                     yield ChatChunk(delta, True, result)
                     return
                 yield ChatChunk(delta, False, None)
+            if cancel is not None and cancel.cancelled:
+                raise self._cancelled(model)
             raise OllamaBadResponse(
-                f"Die Antwort von Modell {model} (Ollama unter {self.base_url}) endete "
+                f"Die Antwort von Modell {model} (Ollama unter {self.shown_url}) endete "
                 "unvollständig. Bitte erneut versuchen.",
-                "stream ended without a done=true line", url=self.base_url, model=model)
+                "stream ended without a done=true line", url=self.shown_url, model=model)
         finally:
+            if cancel is not None:
+                cancel.detach(resp)
             resp.close()
+
+    def _cancelled(self, model: str | None) -> OllamaCancelled:
+        return OllamaCancelled("Die Antwort wurde abgebrochen.", "cancelled by the caller",
+                               url=self.shown_url, model=model)
 
     # -- request core ---------------------------------------------------------
 
     def _json_call(self, method: str, path: str, payload: dict | None = None, *,
-                   model: str | None = None) -> dict:
+                   model: str | None = None, read_timeout: float | None = None,
+                   deadline: float | None = None) -> dict:
         """Send a request and return the decoded JSON object."""
-        resp = self._send(method, path, payload, model=model)
+        resp = self._send(method, path, payload, model=model, read_timeout=read_timeout, deadline=deadline)
         try:
             data = resp.json()
         except ValueError as exc:
@@ -434,7 +525,6 @@ class OllamaClient:
               ) -> requests.Response:
         """Send with retries on connection errors and 5xx; map errors."""
         url = self.base_url + path
-        timeout = (self.config.connect_timeout, read_timeout or self.config.read_timeout)
         attempts = max(0, self.config.retries) + 1
         failure: OllamaError | None = None
         for attempt in range(attempts):
@@ -443,6 +533,13 @@ class OllamaClient:
                 if deadline is not None and time.monotonic() + pause > deadline:
                     break
                 self._sleep(pause)
+            timeout = (self.config.connect_timeout, read_timeout or self.config.read_timeout)
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise self._timeout(path, model, 0, "deadline passed")
+                # each attempt ends by the deadline, connecting included
+                timeout = (min(timeout[0], max(0.05, left)), min(timeout[1], max(0.05, left)))
             try:
                 resp = self.session.request(method, url, json=payload, timeout=timeout,
                                             stream=stream)
@@ -456,9 +553,9 @@ class OllamaClient:
                 failure = self._unreachable(path, model, repr(exc))
             except requests.exceptions.RequestException as exc:
                 raise OllamaBadResponse(
-                    f"Die Anfrage an Ollama unter {self.base_url} ist fehlgeschlagen "
+                    f"Die Anfrage an Ollama unter {self.shown_url} ist fehlgeschlagen "
                     f"({path}{_model_suffix(model)}).", repr(exc),
-                    url=self.base_url, model=model) from exc
+                    url=self.shown_url, model=model) from exc
             else:
                 if resp.status_code < 400:
                     return resp
@@ -468,7 +565,7 @@ class OllamaClient:
                 resp.close()
             if attempt + 1 < attempts:
                 # a retry is routine; the final failure is raised and logged by the caller, once
-                self.logger.info("Ollama %s %s failed (attempt %d/%d), retrying: %s", method, url,
+                self.logger.info("Ollama %s %s failed (attempt %d/%d), retrying: %s", method, self.shown_url + path,
                                  attempt + 1, attempts, failure.detail)
         assert failure is not None
         raise failure
@@ -500,7 +597,7 @@ class OllamaClient:
         if truncated:
             self.logger.warning(
                 "Prompt for model %s at %s was probably truncated: server evaluated %d "
-                "prompt tokens, about %d expected, num_ctx %d", model, self.base_url,
+                "prompt tokens, about %d expected, num_ctx %d", model, self.shown_url,
                 prompt_tokens, expected, num_ctx)
         return ChatResult(content=content, prompt_eval_count=prompt_tokens,
                           eval_count=_as_int(data.get("eval_count")),
@@ -521,6 +618,8 @@ class OllamaClient:
                                for x in vec)):
                 raise self._bad_shape("/api/embed", model, "vector is not a list of numbers",
                                       None)
+            if not all(math.isfinite(x) for x in vec):
+                raise self._bad_shape("/api/embed", model, "vector holds NaN or infinity", None)
             checked.append([float(x) for x in vec])
         return checked
 
@@ -539,60 +638,60 @@ class OllamaClient:
 
     def _unreachable(self, path: str, model: str | None, detail: str) -> OllamaUnreachable:
         return OllamaUnreachable(
-            f"Ollama unter {self.base_url} nicht erreichbar ({path}{_model_suffix(model)}). "
+            f"Ollama unter {self.shown_url} nicht erreichbar ({path}{_model_suffix(model)}). "
             "Bitte prüfen, ob Ollama läuft und die URL in den Einstellungen stimmt.",
-            detail, url=self.base_url, model=model)
+            detail, url=self.shown_url, model=model)
 
     def _timeout(self, path: str, model: str | None, seconds: float,
                  detail: str) -> OllamaTimeout:
         return OllamaTimeout(
-            f"Ollama unter {self.base_url} hat nicht innerhalb von {_de_number(seconds)} s geantwortet "
+            f"Ollama unter {self.shown_url} hat nicht innerhalb von {_de_number(seconds)} s geantwortet "
             f"({path}{_model_suffix(model)}). Bitte später erneut versuchen oder das "
             "Zeitlimit in den Einstellungen erhöhen.",
-            detail, url=self.base_url, model=model)
+            detail, url=self.shown_url, model=model)
 
     def _client_error(self, resp: requests.Response, path: str,
                       model: str | None) -> OllamaError:
-        error = _error_text(resp)
-        detail = f"HTTP {resp.status_code} from {resp.url}: {error}"
+        error, raw = _error_text(resp)
+        detail = f"HTTP {resp.status_code} from {redact_url(resp.url)}: {raw}"
         if resp.status_code == 404 and model and "not found" in error.lower() \
                 and "model" in error.lower():
             return OllamaModelMissing(
                 f"Modell {model} ist auf dem Ollama-Server nicht installiert "
-                f"(ollama pull {model}). Server: {self.base_url}.",
-                detail, url=self.base_url, model=model, status=404)
+                f"(ollama pull {model}). Server: {self.shown_url}.",
+                detail, url=self.shown_url, model=model, status=404)
         if resp.status_code == 404:
             return OllamaBadResponse(
-                f"Ollama unter {self.base_url} kennt den Endpunkt {path} nicht. Bitte Ollama "
+                f"Ollama unter {self.shown_url} kennt den Endpunkt {path} nicht. Bitte Ollama "
                 "auf eine aktuelle Version aktualisieren.",
-                detail, url=self.base_url, model=model, status=404)
+                detail, url=self.shown_url, model=model, status=404)
         return OllamaBadResponse(
-            f"Ollama unter {self.base_url} hat die Anfrage {path}{_model_suffix(model)} "
-            f"abgelehnt (HTTP {resp.status_code}: {error}). Bitte Modell und Einstellungen "
-            "prüfen.", detail, url=self.base_url, model=model, status=resp.status_code)
+            f"Ollama unter {self.shown_url} hat die Anfrage {path}{_model_suffix(model)} "
+            f"abgelehnt (HTTP {resp.status_code}{': ' + error if error else ''}). Bitte Modell und Einstellungen "
+            "prüfen.", detail, url=self.shown_url, model=model, status=resp.status_code)
 
     def _server_error(self, resp: requests.Response, path: str,
                       model: str | None) -> OllamaBadResponse:
-        error = _error_text(resp)
+        error, raw = _error_text(resp)
         return OllamaBadResponse(
-            f"Ollama unter {self.base_url} meldet einen Serverfehler (HTTP {resp.status_code}) "
-            f"bei {path}{_model_suffix(model)}: {error}. Bitte das Ollama-Protokoll prüfen "
-            "und später erneut versuchen.",
-            f"HTTP {resp.status_code} from {resp.url}: {error}",
-            url=self.base_url, model=model, status=resp.status_code)
+            f"Ollama unter {self.shown_url} meldet einen Serverfehler (HTTP {resp.status_code}) "
+            f"bei {path}{_model_suffix(model)}{': ' + error if error else ''}. Bitte das Ollama-Protokoll "
+            "prüfen und später erneut versuchen.",
+            f"HTTP {resp.status_code} from {redact_url(resp.url)}: {raw}",
+            url=self.shown_url, model=model, status=resp.status_code)
 
     def _server_error_in_body(self, path: str, model: str | None, error: Any) -> OllamaBadResponse:
         return OllamaBadResponse(
-            f"Ollama unter {self.base_url} meldet einen Fehler bei {path}"
+            f"Ollama unter {self.shown_url} meldet einen Fehler bei {path}"
             f"{_model_suffix(model)}: {error}. Bitte erneut versuchen.",
-            f"error in response body: {error!r}", url=self.base_url, model=model)
+            f"error in response body: {error!r}", url=self.shown_url, model=model)
 
     def _bad_shape(self, path: str, model: str | None, why: str, data: Any) -> OllamaBadResponse:
         snippet = json.dumps(data, ensure_ascii=False)[:200] if data is not None else ""
         return OllamaBadResponse(
-            f"Ollama unter {self.base_url} hat auf {path}{_model_suffix(model)} eine "
+            f"Ollama unter {self.shown_url} hat auf {path}{_model_suffix(model)} eine "
             "unerwartete Antwort geliefert. Bitte Ollama-Version und Modell prüfen.",
-            f"{why} {snippet}".strip(), url=self.base_url, model=model)
+            f"{why} {snippet}".strip(), url=self.shown_url, model=model)
 
 
 def _de_number(value: float) -> str:
@@ -608,12 +707,26 @@ def _as_int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _error_text(resp: requests.Response) -> str:
-    """The ``error`` field of an Ollama error body, else the start of the body."""
+def _error_text(resp: requests.Response) -> tuple[str, str]:
+    """(shown, raw): Ollama's own ``error`` field for messages (short), and the start of the body for the
+    technical detail. A body that is not Ollama's error JSON is never echoed into a message: whatever
+    answered at the configured address (a proxy, another service) stays out of what users see."""
+    raw = resp.text[:200].strip() or resp.reason or ""
     try:
         data = resp.json()
     except ValueError:
-        return resp.text[:200].strip() or resp.reason or ""
-    if isinstance(data, dict) and "error" in data:
-        return str(data["error"])
-    return json.dumps(data, ensure_ascii=False)[:200]
+        return "", raw
+    if isinstance(data, dict) and isinstance(data.get("error"), str):
+        return data["error"][:200], raw
+    return "", raw
+
+
+def redact_url(url: str | None) -> str:
+    """``https://user:secret@host/x`` -> ``https://host/x``: credentials never reach messages or logs."""
+    if not url:
+        return url or ""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))

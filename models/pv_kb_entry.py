@@ -74,6 +74,7 @@ class PvKbEntry(models.Model):
 
     def action_open_chunks(self):
         self.ensure_one()
+        self.check_access("read")
         return {
             "type": "ir.actions.act_window",
             "name": self.display_name,

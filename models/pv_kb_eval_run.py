@@ -14,7 +14,6 @@ from odoo.exceptions import AccessError
 
 from ..lib import bakeoff
 from ..lib.answer import structured
-from .pv_kb_settings import SNAPSHOT_KEYS
 
 MANAGER = "pv_kb.group_pv_kb_manager"
 
@@ -122,13 +121,13 @@ class PvKbEvalRun(models.Model):
         """Answer every gold question with the agent (settings: stored ones plus ``overrides``, given by
         server-side code only) and store the run with one line per question."""
         overrides = dict(overrides or {})
-        agent = self.env["pv.kb.agent"].with_context(pv_kb_overrides=overrides)
-        settings = self.env["pv.kb.settings"].with_context(pv_kb_overrides=overrides)._get()
+        agent = self.env["pv.kb.agent"]
+        settings = self.env["pv.kb.settings"]._get(overrides)
         mode = structured.mode_for(settings["chat_model"], settings["answer_modes"], settings["answer_mode"])
         line_vals = []
         for n, q in enumerate(gold, 1):
             started = time.perf_counter()
-            result = agent.ask(q.question, log=False)
+            result = agent._ask(q.question, log=False, settings=settings)
             line_vals.append(self._line_vals(q, result))
             if progress:
                 progress(f"{settings['chat_model']} ({mode}): {n}/{len(gold)} {q.id} {result.status} "
@@ -139,7 +138,7 @@ class PvKbEvalRun(models.Model):
             "bakeoff_ref": bakeoff_ref, "chat_model": settings["chat_model"],
             "embedding_model": settings["embedding_model"], "answer_mode": mode, "goldset_name": goldset_name,
             "kb_version": self._kb_version(),
-            "settings_json": json.dumps({k: settings[k] for k in SNAPSHOT_KEYS}, ensure_ascii=False),
+            "settings_json": json.dumps(self.env["pv.kb.settings"]._snapshot(settings), ensure_ascii=False),
             "line_ids": [(0, 0, v) for v in line_vals],
         })
         return self.sudo().create(vals)

@@ -2,7 +2,6 @@
 from odoo import api, models
 
 from ..lib import evaluation
-from .pv_kb_settings import SNAPSHOT_KEYS
 
 
 
@@ -11,13 +10,13 @@ class PvKbEvaluator(models.AbstractModel):
     _description = "Knowledge base evaluation"
 
     @api.model
-    def run(self, gold, *, modes=("hybrid",), k=8, answers=False, progress=None):
+    def _run(self, gold, *, modes=("hybrid",), k=8, answers=False, progress=None, settings=None):
         """Retrieval metrics per mode (and answer metrics for the first mode when ``answers``).
 
         ``gold``: list of evaluation.GoldQuestion.  Returns {"modes": {mode: metrics}, "answers": metrics|None,
         "settings": {...}, "misses": {mode: [(question id, expected, got)]}}.
         """
-        settings = self.env["pv.kb.settings"]._get()
+        settings = settings or self.env["pv.kb.settings"]._get()
         retriever = self.env["pv.kb.retriever"]
         client = self.env["pv.kb.settings"]._client(settings)
         out = {"modes": {}, "misses": {}, "answers": None, "answer_details": []}
@@ -25,7 +24,7 @@ class PvKbEvaluator(models.AbstractModel):
             for mode in modes:
                 items, embed_ms, retrieve_ms, degraded, evidence = [], [], [], set(), []
                 for n, q in enumerate(gold, 1):
-                    result = retriever.retrieve(q.question, mode=mode, k=k, settings=settings, client=client,
+                    result = retriever._retrieve(q.question, mode=mode, k=k, settings=settings, client=client,
                                                 expand=False)
                     if result.degraded:
                         degraded.add(result.degraded)
@@ -46,11 +45,11 @@ class PvKbEvaluator(models.AbstractModel):
                 out["misses"][mode] = [(q.id, q.expected_ids, got[:k]) for q, got in items
                                        if q.expected_ids and not set(q.expected_ids) & set(got[:k])]
             if answers:
-                out["answers"], out["answer_details"] = self._answers(gold, progress)
+                out["answers"], out["answer_details"] = self._answers(gold, progress, settings)
                 out["modes"][modes[0]]["answers"] = out["answers"]
         finally:
             client.close()
-        out["settings"] = {key: settings[key] for key in SNAPSHOT_KEYS}
+        out["settings"] = self.env["pv.kb.settings"]._snapshot(settings)
         out["settings"]["k"] = k
         return out
 
@@ -67,11 +66,11 @@ class PvKbEvaluator(models.AbstractModel):
         }
 
     @api.model
-    def _answers(self, gold, progress=None):
+    def _answers(self, gold, progress=None, settings=None):
         agent = self.env["pv.kb.agent"]
         records, details = [], []
         for n, q in enumerate(gold, 1):
-            result = agent.ask(q.question, log=False)
+            result = agent._ask(q.question, log=False, settings=settings)
             conflict_ids = {i for c in result.conflicts for i in c.entry_ids} or None
             records.append(evaluation.AnswerRecord(
                 gold=q, retrieved_ids=result.retrieved_ids, cited_ids=result.cited_ids, answer_text=result.answer,

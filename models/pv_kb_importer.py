@@ -9,6 +9,7 @@ from odoo.exceptions import UserError
 from ..lib import chunking, import_plan, kb_batch, kb_format, rendering, zip_guard
 
 _logger = logging.getLogger(__name__)
+IMPORT_LOCK_KEY = 0x70766B69   # "pvki": advisory lock of the import
 
 
 @dataclass
@@ -69,10 +70,17 @@ class PvKbImporter(models.AbstractModel):
 
     # --- the one entry point -----------------------------------------------
     @api.model
-    def run(self, files: dict[str, bytes], *, mode: str = "add", dry_run: bool = False,
+    def _run(self, files: dict[str, bytes], *, mode: str = "add", dry_run: bool = False,
             source_name: str = "", origin: str = "cli") -> ImportResult:
         """Check a batch and, unless ``dry_run``, apply it as a whole (or not at all)."""
         started = time.monotonic()
+        if not dry_run:
+            # one import at a time: a second one waits for nothing and says so (instead of a serialization
+            # error after both did their work); the lock ends with the transaction
+            self.env.cr.execute("SELECT pg_try_advisory_xact_lock(%s)", [IMPORT_LOCK_KEY])
+            if not self.env.cr.fetchone()[0]:
+                raise UserError(self.env._("Another import is running right now. Please try again when it has "
+                                           "finished."))
         batch, plan = self._plan(files, mode)
         if dry_run:
             report = import_plan.format_report(plan, source=source_name, dry_run=True)

@@ -7,6 +7,7 @@ STATUSES = [
     ("unsicher", "Unverified"),
     ("fehler", "Error"),
     ("notbetrieb", "Emergency mode"),
+    ("abgebrochen", "Stopped"),
 ]
 
 

@@ -16,7 +16,7 @@ from pgvector import Vector
 from odoo import api, models
 from odoo.tools import SQL
 
-from ..lib import compounds, entry_card, fulltext, fusion, ollama
+from ..lib import compounds, embed_job, entry_card, fulltext, fusion, ollama
 
 _logger = logging.getLogger(__name__)
 
@@ -211,11 +211,15 @@ class PvKbRetriever(models.AbstractModel):
         return SQL(" AND ").join(parts)
 
     @api.model
-    def _dense_hits(self, vector, filters=None, limit=CANDIDATES, model=None, cards=False):
+    def _dense_hits(self, vector, filters=None, limit=CANDIDATES, model=None, cards=False, table=None):
         # ORDER BY distance on the chunk table alone, so that the HNSW index serves it; entry filters
         # go into a semi-join that pgvector's iterative scan keeps filling (pgvector >= 0.8). Only
         # vectors of the current model are comparable with the query's. ``cards``: the entry cards (their
-        # own partial index) instead of the sections.
+        # own partial index) instead of the sections. Above 2,000 dimensions the index is on halfvec
+        # (lib.embed_job), and the query orders by the same expression. ``table``: a scratch table of this
+        # session (an evaluation with another embedding model).
+        if table:
+            return self._scratch_hits(vector, filters, limit, table, cards)
         where = SQL("c.entry_active AND c.embedding IS NOT NULL AND c.section_key %s %s",
                     SQL("=") if cards else SQL("<>"), entry_card.CARD_KEY)
         if model:
@@ -226,14 +230,34 @@ class PvKbRetriever(models.AbstractModel):
         self.env.cr.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         self.env.cr.execute(SQL("SET LOCAL hnsw.ef_search = %s", max(limit, EF_SEARCH)))
         literal = Vector(vector).to_text()
+        if embed_job.index_kind(len(vector)) == "halfvec":
+            distance = SQL("c.embedding::halfvec(%s) <=> %s::halfvec(%s)", len(vector), literal, len(vector))
+        else:
+            distance = SQL("c.embedding <=> %s::vector", literal)
         self.env.cr.execute(SQL("""
-            SELECT c.id, c.kb_id, c.section_key, c.embedding <=> %s::vector AS distance
+            SELECT c.id, c.kb_id, c.section_key, %s AS distance
               FROM pv_kb_chunk c
              WHERE %s
-             ORDER BY c.embedding <=> %s::vector
-             LIMIT %s""", literal, where, literal, limit))
+             ORDER BY %s
+             LIMIT %s""", distance, where, distance, limit))
         rows = sorted(self.env.cr.fetchall(), key=lambda r: (r[3], r[0]))
         return fusion.ranked((cid, kb_id, key, 1.0 - dist) for cid, kb_id, key, dist in rows)
+
+    @api.model
+    def _scratch_hits(self, vector, filters, limit, table, cards=False):
+        """Exact search in a scratch table (pv.kb.chunk._scratch_vectors) joined to the chunks."""
+        where = SQL("c.entry_active AND c.section_key %s %s", SQL("=") if cards else SQL("<>"), entry_card.CARD_KEY)
+        if filters:
+            where = SQL("%s AND c.entry_id IN (SELECT e.id FROM pv_kb_entry e WHERE %s)", where,
+                        self._filter_sql(filters))
+        literal = Vector(vector).to_text()
+        self.env.cr.execute(SQL("""
+            SELECT c.id, c.kb_id, c.section_key, v.embedding <=> %s::vector AS distance
+              FROM %s v JOIN pv_kb_chunk c ON c.id = v.chunk_id
+             WHERE %s
+             ORDER BY distance, c.id
+             LIMIT %s""", literal, SQL.identifier(table), where, limit))
+        return fusion.ranked((cid, kb_id, key, 1.0 - dist) for cid, kb_id, key, dist in self.env.cr.fetchall())
 
     @api.model
     def _fts_hits(self, tsquery, filters=None, limit=CANDIDATES, within=None):
@@ -287,7 +311,7 @@ class PvKbRetriever(models.AbstractModel):
                 vector = self._query_vector(query, settings, client, gated)
                 cand.timings["embed_ms"] = (time.perf_counter() - t0) * 1000
                 t0 = time.perf_counter()
-                if len(vector) != self.env["pv.kb.chunk"]._embedding_dim():
+                if len(vector) != (settings.get("vector_dim") or self.env["pv.kb.chunk"]._embedding_dim()):
                     # the model was switched and the cron has not rebuilt the column yet
                     cand.degraded = self.env._("The embeddings are being recomputed for the model %(model)s: "
                                                "results come from full-text search only.",
@@ -295,11 +319,13 @@ class PvKbRetriever(models.AbstractModel):
                     cand.used = "fts"
                 else:
                     limit = BROAD_RERANK if broad and mode == "hybrid" else CANDIDATES
-                    hits = self._dense_hits(vector, filters, limit=limit, model=settings["embedding_model"])
+                    hits = self._dense_hits(vector, filters, limit=limit, model=settings["embedding_model"],
+                                            table=settings.get("vector_table"))
                     cand.lists["dense"] = hits[:CANDIDATES]
                     if mode == "hybrid" and cards:
                         cand.lists["card"] = self._dense_hits(vector, filters, limit=CARD_CANDIDATES,
-                                                              model=settings["embedding_model"], cards=True)
+                                                              model=settings["embedding_model"], cards=True,
+                                                              table=settings.get("vector_table"))
                     rerank_pool = [h.chunk_id for h in hits] if broad and mode == "hybrid" else []
                 cand.timings["dense_ms"] = (time.perf_counter() - t0) * 1000
             except ollama.OllamaError as exc:
@@ -318,8 +344,8 @@ class PvKbRetriever(models.AbstractModel):
         return cand
 
     @api.model
-    def retrieve(self, question, *, mode="hybrid", k=None, filters=None, query=None, settings=None, client=None,
-                 expand=True, gated=None):
+    def _retrieve(self, question, *, mode="hybrid", k=None, filters=None, query=None, settings=None, client=None,
+                  expand=True, gated=None):
         """Best entries for ``question`` (``query`` = text to search if it differs, e.g. a follow-up).
 
         ``gated``: the request's ``pii.Gated`` (the agent's); without it the question passes the

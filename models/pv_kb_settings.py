@@ -1,9 +1,10 @@
-"""Settings of the knowledge base (ir.config_parameter), with per-run overrides."""
+"""Settings of the knowledge base (ir.config_parameter), with per-run overrides passed by server code."""
 import logging
 import threading
 
 from odoo import _, api, fields, models
-from odoo.exceptions import UserError
+from odoo.exceptions import AccessError, UserError, ValidationError
+from odoo.tools import config
 
 from ..lib import ollama, pii
 
@@ -35,19 +36,67 @@ DEFAULTS = {
     "gate_dense_floor": (0.0, float),
     "answer_mode": ("text", str),     # text | structured (lib.structured), unless answer_modes names the model
     "answer_modes": ("", str),        # "model=mode" items separated by ";" (lib.structured.parse_modes)
+    "max_concurrent_answers": (24, int),
+    "max_answers_per_user": (2, int),
+    "ollama_auth_header": ("", str),
 }
+
+# (low, high) of the numeric settings; checked when the settings are saved
+BOUNDS = {
+    "top_k": (1, 50),
+    "rrf_k": (1, 1000),
+    "connect_timeout": (0.5, 60.0),
+    "read_timeout": (1.0, 3600.0),
+    "embed_batch_size": (1, 512),
+    "num_ctx": (512, 262144),
+    "answer_time_limit": (5.0, 3600.0),
+    "gate_dense_floor": (0.0, 1.0),
+    "max_concurrent_answers": (1, 1000),
+    "max_answers_per_user": (1, 100),
+}
+# seconds an answer needs besides the model call (retrieval, validation, log) and the stream's own grace
+TIME_LIMIT_MARGIN = 20.0
+MANAGER_GROUP = "pv_kb.group_pv_kb_manager"
+
+
+def auth_headers(line):
+    """``"Authorization: Bearer x"`` -> {"Authorization": "Bearer x"}; empty or malformed -> {}."""
+    name, sep, value = (line or "").partition(":")
+    name, value = name.strip(), value.strip()
+    if not sep or not name or not value or any(c in name for c in " \r\n") or "\n" in value or "\r" in value:
+        return {}
+    return {name: value}
+
+
+def make_client(settings, interactive=False):
+    """Ollama client for a settings dict; ``interactive`` (a user waits): no retries, degrade at once instead."""
+    return ollama.OllamaClient(ollama.OllamaConfig(
+        url=settings["ollama_url"], connect_timeout=settings["connect_timeout"],
+        read_timeout=settings["read_timeout"], keep_alive=settings["keep_alive"], num_ctx=settings["num_ctx"],
+        embed_batch_size=settings["embed_batch_size"], retries=0 if interactive else 2,
+        headers=auth_headers(settings.get("ollama_auth_header"))))
+
+
+def answer_time_limit_problem(limit, limit_time_real):
+    """The highest answer time limit Odoo's ``limit_time_real`` allows when ``limit`` exceeds it, else None."""
+    if limit_time_real and limit_time_real > 0 and limit + TIME_LIMIT_MARGIN > limit_time_real:
+        return limit_time_real - TIME_LIMIT_MARGIN
+    return None
 
 
 class PvKbSettings(models.AbstractModel):
-    """One place that reads the settings; ``pv_kb_overrides`` in the context wins (eval/ask commands)."""
+    """One place that reads the settings.
+
+    Per-run overrides (the eval/ask commands, benchmarks) are passed as an argument by server-side code;
+    they are never read from the context, which a request can set."""
 
     _name = "pv.kb.settings"
     _description = "Knowledge base settings"
 
     @api.model
-    def _get(self):
+    def _get(self, overrides=None):
         params = self.env["ir.config_parameter"].sudo()
-        overrides = self.env.context.get("pv_kb_overrides") or {}
+        overrides = overrides or {}
         values = {}
         for key, (default, kind) in DEFAULTS.items():
             raw = overrides.get(key)
@@ -61,13 +110,21 @@ class PvKbSettings(models.AbstractModel):
         return values
 
     @api.model
+    def _snapshot(self, settings):
+        """The settings a log or report records: without credentials (URL user info, proxy header)."""
+        snap = {key: settings[key] for key in SNAPSHOT_KEYS}
+        snap["ollama_url"] = ollama.redact_url(snap["ollama_url"])
+        return snap
+
+    @api.model
     def _client(self, settings=None, interactive=False):
-        """Ollama client; ``interactive`` (a user waits): no retries, degrade at once instead."""
-        s = settings or self._get()
-        return ollama.OllamaClient(ollama.OllamaConfig(
-            url=s["ollama_url"], connect_timeout=s["connect_timeout"], read_timeout=s["read_timeout"],
-            keep_alive=s["keep_alive"], num_ctx=s["num_ctx"], embed_batch_size=s["embed_batch_size"],
-            retries=0 if interactive else 2))
+        return make_client(settings or self._get(), interactive)
+
+    @api.model
+    def _check_manager(self):
+        """Button actions callable over RPC check the group themselves."""
+        if not self.env.su and not self.env.user.has_group(MANAGER_GROUP):
+            raise AccessError(_("Only knowledge base managers may do this."))
 
     # --- the personal-data gate (issue 13): the one place that makes a pii.Gated ---------------
     @api.model
@@ -199,6 +256,17 @@ class ResConfigSettings(models.TransientModel):
         "Answer mode per chat model", config_parameter="pv_kb.answer_modes",
         help="Exceptions to the answer mode, e.g. 'qwen2.5-coder:1.5b=structured; qwen3=text' (a name without "
              "tag applies to all its tags).")
+    pv_kb_max_concurrent_answers = fields.Integer(
+        "Concurrent answers (all users)", config_parameter="pv_kb.max_concurrent_answers",
+        default=DEFAULTS["max_concurrent_answers"][0],
+        help="At most this many answers are generated at once; further questions get a 'busy' message.")
+    pv_kb_max_answers_per_user = fields.Integer(
+        "Concurrent answers per user", config_parameter="pv_kb.max_answers_per_user",
+        default=DEFAULTS["max_answers_per_user"][0])
+    pv_kb_ollama_auth_header = fields.Char(
+        "Proxy header", config_parameter="pv_kb.ollama_auth_header", groups="base.group_system",
+        help="Optional header sent with every request to the Ollama server, e.g. 'Authorization: Bearer …' "
+             "for a proxy in front of it. Only system administrators can read it.")
     pv_kb_embedding_status = fields.Char("Embeddings", compute="_compute_pv_kb_embedding_status")
     # personal-data gate (not config_parameter fields: an unchecked boolean would delete the parameter,
     # and the gate is on when nothing is stored)
@@ -238,28 +306,58 @@ class ResConfigSettings(models.TransientModel):
 
     def _compute_pv_kb_embedding_status(self):
         status = self.env["pv.kb.chunk"].sudo()._embedding_status()
+        text = self.env._(
+            "%(done)s of %(total)s sections embedded with %(model)s (vector(%(dim)s))",
+            done=status["total"] - status["pending"] - status["failed"], total=status["total"],
+            model=status["model"], dim=status["dim"])
+        if status["failed"]:
+            text += " · " + self.env._("%(failed)s sections rejected by the model (skipped, see Sections)",
+                                       failed=status["failed"])
+        if status["problem"]:
+            text += " · " + status["problem"]
         for settings in self:
-            settings.pv_kb_embedding_status = self.env._(
-                "%(done)s of %(total)s sections embedded with %(model)s (vector(%(dim)s))",
-                done=status["total"] - status["pending"], total=status["total"], model=status["model"],
-                dim=status["dim"])
+            settings.pv_kb_embedding_status = text
+
+    @api.constrains("pv_kb_top_k", "pv_kb_rrf_k", "pv_kb_connect_timeout", "pv_kb_read_timeout",
+                    "pv_kb_embed_batch_size", "pv_kb_num_ctx", "pv_kb_answer_time_limit", "pv_kb_gate_dense_floor",
+                    "pv_kb_max_concurrent_answers", "pv_kb_max_answers_per_user")
+    def _check_pv_kb_bounds(self):
+        for settings in self:
+            for key, (low, high) in BOUNDS.items():
+                value = settings[f"pv_kb_{key}"]
+                if not low <= value <= high:
+                    raise ValidationError(_("%(field)s must be between %(low)s and %(high)s.",
+                                            field=settings._fields[f"pv_kb_{key}"].get_description(self.env)["string"],
+                                            low=low, high=high))
+            upper = answer_time_limit_problem(settings.pv_kb_answer_time_limit, config.get("limit_time_real"))
+            if upper is not None:
+                raise ValidationError(_(
+                    "The answer time limit must stay %(margin)s s below Odoo's limit_time_real (%(real)s s): at most "
+                    "%(upper)s s.", margin=int(TIME_LIMIT_MARGIN), real=config.get("limit_time_real"), upper=upper))
 
     def action_pv_kb_embed_now(self):
+        self.env["pv.kb.settings"]._check_manager()
         self.execute()
         return self.env["pv.kb.chunk"].action_embed_now()
 
+    def _pv_kb_form_settings(self):
+        """The stored settings with what is in the form on top (unsaved values included)."""
+        values = {key: self[f"pv_kb_{key}"] for key in DEFAULTS if f"pv_kb_{key}" in self._fields}
+        if not self.env.user.has_group("base.group_system"):
+            values.pop("ollama_auth_header", None)
+        return self.env["pv.kb.settings"]._get({k: v for k, v in values.items() if v not in (None, False)})
+
     def action_pv_kb_test_connection(self):
-        """Report server version, whether both models exist, and the embedding dimension."""
+        """Report server version, whether both models exist, and the embedding dimension: of the values in
+        the form, without saving them."""
         self.ensure_one()
-        if not self.env.user.has_group("pv_kb.group_pv_kb_manager"):
-            raise UserError(_("Only knowledge base managers can test the connection."))
-        self.execute()   # test what is on screen
-        settings = self.env["pv.kb.settings"]._get()
+        self.env["pv.kb.settings"]._check_manager()
+        settings = self._pv_kb_form_settings()
         client = self.env["pv.kb.settings"]._client(settings)
         lines, ok = [], True
         try:
             lines.append(_("Ollama %(version)s reachable at %(url)s.", version=client.version(),
-                           url=settings["ollama_url"]))
+                           url=client.shown_url))
             installed = client.tags()
             present = {}
             for label, name in ((_("Embedding model"), settings["embedding_model"]),

@@ -97,6 +97,10 @@ else
         if bash "$REPO/scripts/e2e_import.sh" "$db"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
         # the eval command on a base and gold set nobody has seen
         if bash "$REPO/scripts/e2e_eval.sh" "$db"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+        # the embedding cron under a low limit_time_real with a slow, partly failing model server
+        if bash "$REPO/scripts/e2e_cron.sh" "$db"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+        # multi-process mode: the gevent worker starts and serves a streamed answer
+        if bash "$REPO/scripts/e2e_workers.sh" "$db"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
     fi
 fi
 rm -rf "$out"

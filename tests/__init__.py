@@ -9,3 +9,6 @@ from . import test_pii
 from . import test_i18n
 from . import test_health
 from . import test_structured
+from . import test_access
+from . import test_embedding_job
+from . import test_concurrency

@@ -79,7 +79,7 @@ class KbCase(TransactionCase):
 
     def run_import(self, files, **kw):
         kw.setdefault("source_name", "test")
-        return self.importer.run(files, **kw)
+        return self.importer._run(files, **kw)
 
     def snapshot(self):
         """Everything an import may change, as comparable data."""
@@ -133,7 +133,7 @@ class StandInCase(KbCase):
 
     def import_demo(self):
         files = self.importer._read_source(path=DEMO_KB)
-        result = self.importer.run(files, source_name="demo")
+        result = self.importer._run(files, source_name="demo")
         self.assertTrue(result.ok, result.report)
         return result
 

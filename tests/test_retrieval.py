@@ -87,7 +87,7 @@ class TestEmbedding(StandInCase):
         other = OllamaStandIn(embed_models={"short-ctx": f"hash:256:{context}"}, request_overhead_ms=0).start()
         self.addCleanup(other.stop)
         self.set_settings(ollama_url=other.url, embedding_model="short-ctx")
-        with self.assertLogs("odoo.addons.pv_kb.models.pv_kb_chunk", "WARNING") as logs:
+        with self.assertLogs("odoo.addons.pv_kb.models.pv_kb_chunk_embed", "WARNING") as logs:
             result = self.embed_all()
         self.assertEqual(result["context"], context)
         self.assertTrue(clearly_long <= result["truncated"] <= not_short, (result, clearly_long, not_short, sizes))
@@ -120,7 +120,7 @@ class TestEmbedding(StandInCase):
         self.run_import(batch_files(entries))
         self.assertEqual(self.env["pv.kb.chunk"]._embedding_status()["pending"], 1, "only the changed chunk")
         self.set_settings(ollama_url="http://127.0.0.1:9")
-        with mute_logger("odoo.addons.pv_kb.models.pv_kb_chunk", "odoo.addons.pv_kb.lib.ollama"):
+        with mute_logger("odoo.addons.pv_kb.models.pv_kb_chunk_embed", "odoo.addons.pv_kb.lib.ollama"):
             self.env["pv.kb.chunk"]._cron_embed()   # logs and returns: the next run resumes
         self.assertEqual(self.env["pv.kb.chunk"]._embedding_status()["pending"], 1)
 
@@ -142,7 +142,7 @@ class TestEmbedding(StandInCase):
         self.assertEqual(self.env.cr.fetchone()[0], 0)
         self.env.cr.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'pv_kb_chunk_embedding_hnsw_idx'")
         self.assertIn("hnsw", self.env.cr.fetchone()[0])
-        hits = self.env["pv.kb.retriever"].retrieve("Firmenauto privat nutzen", mode="dense", k=3)
+        hits = self.env["pv.kb.retriever"]._retrieve("Firmenauto privat nutzen", mode="dense", k=3)
         self.assertEqual(hits.entry_ids[0], "lb-sb-01")
 
 
@@ -152,11 +152,11 @@ class TestRetrieval(StandInCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.env["pv.kb.importer"].run(batch_files(compound_entries()), source_name="test")
+        cls.env["pv.kb.importer"]._run(batch_files(compound_entries()), source_name="test")
         cls.env["pv.kb.chunk"]._embed_pending()
 
     def retrieve(self, question, **kw):
-        return self.env["pv.kb.retriever"].retrieve(question, **kw)
+        return self.env["pv.kb.retriever"]._retrieve(question, **kw)
 
     def test_fulltext_matches_compounds_both_ways(self):
         split = self.retrieve("Zuschläge für Überstunden", mode="fts", k=3)
@@ -315,7 +315,7 @@ class TestModelMismatch(StandInCase):
         other = OllamaStandIn(embed_models={"small": "hash:256"}, request_overhead_ms=0).start()
         self.addCleanup(other.stop)
         self.set_settings(ollama_url=other.url, embedding_model="small")
-        result = self.env["pv.kb.retriever"].retrieve("Zuschläge für Überstunden", k=3)
+        result = self.env["pv.kb.retriever"]._retrieve("Zuschläge für Überstunden", k=3)
         self.assertEqual(result.mode, "fts")
         self.assertIn("small", result.degraded)
         self.assertEqual(result.entry_ids[0], "lb-ueb-01")

@@ -56,8 +56,9 @@ class PvKbImportWizard(models.TransientModel):
         return super().write(vals)
 
     def action_check(self):
+        self.env["pv.kb.settings"]._check_manager()
         files, name = self._source()
-        result = self.env["pv.kb.importer"].run(files, mode=self.mode, dry_run=True, source_name=name,
+        result = self.env["pv.kb.importer"]._run(files, mode=self.mode, dry_run=True, source_name=name,
                                                 origin="wizard")
         counts = result.plan.counts()
         self.write({
@@ -74,8 +75,9 @@ class PvKbImportWizard(models.TransientModel):
         return self._reopen()
 
     def action_apply(self):
+        self.env["pv.kb.settings"]._check_manager()
         files, name = self._source()
-        result = self.env["pv.kb.importer"].run(files, mode=self.mode, dry_run=False, source_name=name,
+        result = self.env["pv.kb.importer"]._run(files, mode=self.mode, dry_run=False, source_name=name,
                                                 origin="wizard")
         return {
             "type": "ir.actions.act_window",
@@ -86,6 +88,7 @@ class PvKbImportWizard(models.TransientModel):
         }
 
     def action_back(self):
+        self.env["pv.kb.settings"]._check_manager()
         self.state = "upload"
         return self._reopen()
 

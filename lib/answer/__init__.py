@@ -20,6 +20,10 @@ The agent (``models/pv_kb_agent.py``) calls the modules in this order:
 8. ``conflicts`` again — the visible ⚠ note when the answer dropped a side (:func:`add_conflict_note`);
 9. ``extractive`` — the Notbetrieb answer (quoted passages) when no model is available.
 
+``respond`` runs steps 4–9 for a question the agent prepared (steps 1–3, in a short transaction):
+:func:`respond.respond` calls the model and checks its answer without touching the database, so the
+chat panel's stream holds no connection while the model generates.
+
 ``types`` holds the data passed between them (ContextBlock, Conflict, EntryFacts, Violation,
 Validation, the warning codes, the refusal sentence). Follow-up rewriting runs before retrieval
 and lives in ``lib/followup.py``; Markdown blocks in ``lib/md_blocks.py``; word folding,

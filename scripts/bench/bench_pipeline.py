@@ -18,12 +18,13 @@ gold = evaluation.load_goldset(os.path.join(os.path.dirname(evaluation.__file__)
 with OllamaStandIn(embed_models={"multilingual-e5-small": "e5"}, request_overhead_ms=0) as server:
     overrides = {"ollama_url": server.url, "embedding_model": "multilingual-e5-small",
                  "chat_model": "standin-chat", "query_prefix": "query: ", "passage_prefix": "passage: "}
-    agent = env["pv.kb.agent"].with_context(pv_kb_overrides=overrides)
-    agent.ask(gold[0].question)   # warm caches
+    agent = env["pv.kb.agent"]
+    settings = env["pv.kb.settings"]._get(overrides)
+    agent._ask(gold[0].question, settings=settings)   # warm caches
     rows = []
     for q in gold:
         t0 = time.perf_counter()
-        result = agent.ask(q.question)
+        result = agent._ask(q.question, settings=settings)
         total = (time.perf_counter() - t0) * 1000
         t = result.timings
         rows.append((total, t.get("embed_ms", 0.0), t.get("generate_ms", 0.0), result.status))
@@ -38,11 +39,11 @@ print("statuses:", statuses)
 env.cr.rollback()
 
 # Ollama gone (nothing listens on the port): the degraded answer with citations
-degraded_agent = env["pv.kb.agent"].with_context(pv_kb_overrides=dict(overrides, ollama_url="http://127.0.0.1:9"))
+degraded = env["pv.kb.settings"]._get(dict(overrides, ollama_url="http://127.0.0.1:9"))
 times, statuses = [], set()
 for q in gold[:20]:
     t0 = time.perf_counter()
-    result = degraded_agent.ask(q.question)
+    result = env["pv.kb.agent"]._ask(q.question, settings=degraded)
     times.append((time.perf_counter() - t0) * 1000)
     statuses.add(result.status)
 print(f"Ollama down: median {statistics.median(times):.0f} ms, max {max(times):.0f} ms, statuses {statuses}")

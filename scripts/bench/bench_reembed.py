@@ -19,8 +19,8 @@ rounds = int(os.environ.get("BENCH_ROUNDS", "3"))
 batch = int(os.environ.get("BENCH_BATCH", "32"))
 overrides = {"ollama_url": os.environ["STANDIN_URL"], "embedding_model": "bench-hash",
              "query_prefix": "", "passage_prefix": ""}
-Chunk = env["pv.kb.chunk"].with_context(pv_kb_overrides=overrides)
-settings = env["pv.kb.settings"].with_context(pv_kb_overrides=overrides)._get()
+Chunk = env["pv.kb.chunk"]
+settings = env["pv.kb.settings"]._get(overrides)
 client = env["pv.kb.settings"]._client(settings)
 try:
     # warm-up, not measured: retype the column for the stand-in's dimension and embed the whole base

@@ -21,9 +21,9 @@ overrides = {}
 if os.environ.get("STANDIN_URL"):
     overrides = {"ollama_url": os.environ["STANDIN_URL"], "embedding_model": "multilingual-e5-small",
                  "query_prefix": "query: ", "passage_prefix": "passage: "}
-Retriever = env["pv.kb.retriever"].with_context(pv_kb_overrides=overrides)
-settings = env["pv.kb.settings"].with_context(pv_kb_overrides=overrides)._get()
-status = env["pv.kb.chunk"].with_context(pv_kb_overrides=overrides)._embedding_status()
+Retriever = env["pv.kb.retriever"]
+settings = env["pv.kb.settings"]._get(overrides)
+status = env["pv.kb.chunk"]._embedding_status(settings["embedding_model"], settings["passage_prefix"])
 Retriever._lexicon()      # warm the per-process caches once
 Retriever._synonyms()
 vectors = {}
@@ -58,7 +58,7 @@ with patch.object(type(Retriever), "_query_vector", cached_vector):
         for _ in range(repeats):
             for q in gold:
                 t0 = time.perf_counter()
-                Retriever.retrieve(q.question, mode=mode, settings=settings)
+                Retriever._retrieve(q.question, mode=mode, settings=settings)
                 times.append((time.perf_counter() - t0) * 1000)
         print(f"{mode:7s} p50 {statistics.median(times):6.1f} ms   p95 {pct(times, 95):6.1f} ms   "
               f"max {max(times):6.1f} ms   n={len(times)}")

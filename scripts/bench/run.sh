@@ -14,6 +14,10 @@
 #   scripts/bench/run.sh tune DB             fusion recipes cross-validated on the tuning part of the demo gold set,
 #                                            reported on its test part and on data/demo_kb/goldset_praxis.yaml
 #                                            (DB with e5 embeddings; BENCH_GOLDSET / BENCH_HELDOUT override)
+#   scripts/bench/run.sh load [USERS]        USERS (20) ask at once while the stand-in streams slowly (first token
+#                                            1.5 s, 30 ms per token): Odoo with --workers 4 (streams on the gevent
+#                                            port) and threaded; completed, errors, first text, total, peak DB
+#                                            connections, p95 of a backend request made meanwhile
 #   scripts/bench/run.sh pii [OPTIONS]       personal-data gate: precision/recall per detector on data/pii_eval.yaml,
 #                                            median time per question (pure Python, no Odoo; options: bench_pii.py)
 #   scripts/bench/run.sh pii-odoo [DB]       the gate's time per question inside Odoo with 2,000 contacts (rolled back;
@@ -98,5 +102,57 @@ case $what in
         db=${1:-pv_kb_bench_pii}
         [[ -n ${1:-} ]] || fresh_db $db
         shell $db "$REPO/scripts/bench/bench_pii_odoo.py" ;;
-    *) die "Aufruf: scripts/bench/run.sh import|retrieval DB|tune DB|scale [ENTRIES]|embed [OPTIONS]|reembed DB|pipeline DB|health [DB]|pii [OPTIONS]|pii-odoo [DB]" ;;
+    load)
+        users=${1:-20}; db=pv_kb_bench_load
+        if [[ -z $(psql_super -d postgres -c "SELECT 1 FROM pg_database WHERE datname='$db'") ]] || [[ -z $(psql_super \
+                -d "$db" -c "SELECT 1 FROM res_users WHERE login='pv_kb_load_probe'") ]]; then
+            fresh_db $db
+            pv_kb_cmd import "$REPO/data/demo_kb/wissensbasis" -d $db --log-level=warn | sed -n 3,4p
+        fi
+        start_standin --embed-model hash-embed=hash --overhead-ms 0
+        pids=()
+        trap 'kill $STANDIN_PID "${pids[@]}" 2>/dev/null; wait 2>/dev/null' EXIT
+        curl -fsS -X POST "$STANDIN_URL/_standin/control" \
+             -d '{"action": "set_chat_timing", "first_token_ms": 1500, "token_ms": 30}' >/dev/null
+        setup=$(mktemp)
+        cat >"$setup" <<PYEOF
+params = env["ir.config_parameter"].sudo()
+for key, value in {"ollama_url": "$STANDIN_URL", "embedding_model": "hash-embed", "chat_model": "standin-chat",
+                   "query_prefix": "", "passage_prefix": "", "max_concurrent_answers": 24,
+                   "max_answers_per_user": 2, "answer_time_limit": 90}.items():
+    params.set_param("pv_kb." + key, value)
+group = env.ref("pv_kb.group_pv_kb_user")
+for login in ["pv_kb_load_%02d" % n for n in range(1, $users + 1)] + ["pv_kb_load_probe"]:
+    if not env["res.users"].search([("login", "=", login)]):
+        env["res.users"].create({"name": login, "login": login, "password": login,
+                                 "group_ids": [(4, env.ref("base.group_user").id), (4, group.id)]})
+env.cr.commit()
+print(env["pv.kb.chunk"]._embed_pending(commit=True))
+PYEOF
+        shell $db "$setup"; rm -f "$setup"
+        dsn="host=127.0.0.1 port=$PV_KB_PGPORT dbname=$db user=$PV_KB_DB_USER password=$PV_KB_DB_PASSWORD"
+        for mode in workers threaded; do
+            port=$(free_port); gport=$(free_port)
+            if [[ $mode == workers ]]; then
+                odoo_bin -c "$ODOO_CONF" -d $db --workers 4 --max-cron-threads 0 --http-port $port --gevent-port $gport \
+                    --limit-time-real 120 --logfile "$LOGDIR/bench-load-$mode.log" & pids+=($!)
+                stream=http://127.0.0.1:$gport
+            else
+                odoo_bin -c "$ODOO_CONF" -d $db --workers 0 --max-cron-threads 0 --http-port $port \
+                    --logfile "$LOGDIR/bench-load-$mode.log" & pids+=($!)
+                stream=http://127.0.0.1:$port
+            fi
+            for _ in $(seq 120); do
+                curl -fsS "http://127.0.0.1:$port/web/health" >/dev/null 2>&1 && \
+                    curl -fsS "$stream/web/health" >/dev/null 2>&1 && break
+                sleep 0.5
+            done
+            "$PY" "$REPO/scripts/bench/bench_load.py" --url "http://127.0.0.1:$port" --stream-url "$stream" --db $db \
+                --users "$users" --dsn "$dsn" --label "$mode" || true
+            if grep -E "DistributionNotFound|Traceback" "$LOGDIR/bench-load-$mode.log" >/dev/null; then
+                say "Fehler im Odoo-Log ($mode), siehe $LOGDIR/bench-load-$mode.log"
+            fi
+            kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true
+        done ;;
+    *) die "Aufruf: scripts/bench/run.sh import|retrieval DB|tune DB|scale [ENTRIES]|embed [OPTIONS]|reembed DB|pipeline DB|health [DB]|load [USERS]|pii [OPTIONS]|pii-odoo [DB]" ;;
 esac

@@ -31,9 +31,9 @@ k_folds = int(os.environ.get("BENCH_FOLDS", "5"))
 
 overrides = {"ollama_url": os.environ["STANDIN_URL"], "embedding_model": "multilingual-e5-small",
              "query_prefix": "query: ", "passage_prefix": "passage: "}
-R = env["pv.kb.retriever"].with_context(pv_kb_overrides=overrides)
-settings = env["pv.kb.settings"].with_context(pv_kb_overrides=overrides)._get()
-env["pv.kb.chunk"].with_context(pv_kb_overrides=overrides)._embed_pending()   # cards of a base made before them
+R = env["pv.kb.retriever"]
+settings = env["pv.kb.settings"]._get(overrides)
+env["pv.kb.chunk"]._embed_pending(settings=settings)   # cards of a base made before them
 env.cr.commit()
 
 

@@ -170,6 +170,9 @@ export class PvKbChat {
             });
             if (response.status === 403) {
                 this.fail(turn, _t("No access: you may not use the knowledge base assistant or this conversation. Start a new conversation; if that does not help, ask your administrator for access."));
+            } else if (response.status === 429) {
+                const body = await response.json().catch(() => ({}));
+                this.fail(turn, body.message || _t("The assistant is busy right now. Please try again in a moment."));
             } else if (response.status === 400) {
                 this.fail(turn, _t("The server refused the question. Your session may have expired: please reload the page and ask again."));
             } else if (!response.ok) {

@@ -99,7 +99,7 @@ export function turnFromServer(data) {
     Object.assign(turn, {
         queryId: data.query_id || null,
         answer: data.answer || "",
-        status: FINAL_STATUSES.includes(data.status) ? data.status : "fehler",
+        status: data.status === "abgebrochen" ? "stopped" : FINAL_STATUSES.includes(data.status) ? data.status : "fehler",
         citations: data.citations || [],
         violations: data.violations || [],
         notice: data.notice || null,
@@ -140,6 +140,8 @@ export function applyStreamEvent(turn, event) {
             turn.piiCount = event.pii?.count || 0;
             break;
         case "error":
+            // text streamed so far never passed validation: it does not stay on screen
+            turn.answer = "";
             turn.status = "fehler";
             turn.errorMessage = event.message || _t("The assistant could not answer.");
             break;

@@ -14,8 +14,10 @@
 import { _t } from "@web/core/l10n/translation";
 import { escape } from "@web/core/utils/strings";
 
-// Same id and separator shape as the server's citation extraction (lib/answer/citations.py).
-const ID = "[a-z][a-z0-9]*(?:-[a-z0-9]+)+";
+// The entry-id pattern of the server (lib/kb_format.py ENTRY_ID; tests/lib/test_entry_id_pattern.py keeps them
+// equal) and the separators of its citation extraction (lib/answer/citations.py).
+export const ENTRY_ID_PATTERN = "(?=(?:[0-9]+-)*[0-9]*[a-z])[a-z0-9]+(?:-[a-z0-9]+)+";
+const ID = ENTRY_ID_PATTERN;
 const ID_RE = new RegExp(ID, "gi");
 const CITATION_RE = new RegExp(`\\[\\s*(${ID}(?:\\s*(?:[,;/]|\\bund\\b)\\s*${ID})*)\\s*\\]`, "gi");
 const STAND_RE = /\(\s*Stand:?\s*(\d{4}-\d{2}(?:-\d{2})?)\s*\)/gi;

@@ -154,6 +154,15 @@ describe("chat panel", () => {
         expect(".o_pv_kb_error").toHaveText(/No access/);
     });
 
+    test("HTTP 429 shows the server's busy message", async () => {
+        const message = "Der Assistent beantwortet gerade andere Fragen. Bitte in einem Moment erneut versuchen.";
+        onRpc("/pv_kb/ask/stream", () => new Response(JSON.stringify({ error: "busy", message }), { status: 429 }));
+        await openPanel();
+        await ask("Freibetrag?");
+        await waitFor(".o_pv_kb_error");
+        expect(".o_pv_kb_error").toHaveText(/beantwortet gerade andere Fragen/);
+    });
+
     test("a stream that ends without a final line is reported", async () => {
         const ndjson = makeNdjsonStream();
         onRpc("/pv_kb/ask/stream", () => ndjsonResponse(ndjson.stream));

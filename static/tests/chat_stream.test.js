@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, test } from "@odoo/hoot";
 import { allowTranslations, defineWebModels } from "@web/../tests/web_test_helpers";
-import { applyStreamEvent, makeTurn, NdjsonDecoder } from "@pv_kb/chat_stream";
+import { applyStreamEvent, makeTurn, NdjsonDecoder, turnFromServer } from "@pv_kb/chat_stream";
 import { CITATIONS, finalEvent } from "@pv_kb/../tests/pv_kb_test_helpers";
 
 defineWebModels();
@@ -30,6 +30,23 @@ describe("answer stream", () => {
         const decoder = new NdjsonDecoder();
         const events = decoder.push('\n{"type":"delta","text":"a"}\nnot json\n{"no_type":1}\n');
         expect(events).toEqual([{ type: "delta", text: "a" }]);
+    });
+
+    test("an error clears text that never passed validation; pings change nothing", () => {
+        const turn = makeTurn("Frage");
+        applyStreamEvent(turn, { type: "delta", text: "Ungeprüfter Entwurf mit € 999" });
+        applyStreamEvent(turn, { type: "ping" });
+        expect(turn.answer).toBe("Ungeprüfter Entwurf mit € 999");
+        expect(turn.status).toBe("streaming");
+        applyStreamEvent(turn, { type: "error", message: "Zeitlimit erreicht" });
+        expect(turn.answer).toBe("");
+        expect(turn.status).toBe("fehler");
+        expect(turn.errorMessage).toBe("Zeitlimit erreicht");
+    });
+
+    test("a stopped answer from the history shows as stopped", () => {
+        const turn = turnFromServer({ question: "Frage", answer: "", status: "abgebrochen" });
+        expect(turn.status).toBe("stopped");
     });
 
     test("deltas append, reset clears, final replaces the text", () => {

@@ -36,6 +36,13 @@ describe("markdown renderer", () => {
         ]);
     });
 
+    test("an id with a leading digit is cited like any other; a date in brackets is not", () => {
+        const el = renderToElement("Gilt ab 2026 [9x-lohn-02], Stand [2026-01].");
+        const chips = [...el.querySelectorAll(".o_pv_kb_cite")];
+        expect(chips.map((c) => c.dataset.kbId)).toEqual(["9x-lohn-02"]);
+        expect(extractCitationIds("[2024-x-01] [2026-01]")).toEqual(["2024-x-01"]);
+    });
+
     test("links and plain brackets are not taken for citations", () => {
         const el = renderToElement("[siehe oben] und [Infos](https://example.org/x) [2026-01]");
         expect(el.querySelectorAll(".o_pv_kb_cite")).toHaveLength(0);

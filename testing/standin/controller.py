@@ -13,7 +13,7 @@ from .responder import default_answer, default_structured_answer
 from .server import Handler, Server, full_name, now_iso
 
 DEFAULT_OVERHEAD_MS = 2.0   # see request_overhead_ms in the package docstring
-FAULT_MODES = (None, "down", "hang", "500", "garbage", "error_line")
+FAULT_MODES = (None, "down", "hang", "500", "garbage", "error_line", "poison")
 
 
 class OllamaStandIn:
@@ -64,6 +64,8 @@ class OllamaStandIn:
         self._first_token_ms = 0.0
         self._first_tokens: list[float] = []
         self._token_ms = 0.0
+        self._embed_ms = 0.0
+        self._aborted: list[float] = []
 
     # -- lifecycle ------------------------------------------------------------
 
@@ -115,8 +117,10 @@ class OllamaStandIn:
         answer) | ``"hang"`` (wait ``seconds``, default 30, then answer) |
         ``"500"`` | ``"garbage"`` (invalid JSON; a streamed chat sends one
         valid line, then a non-JSON line) | ``"error_line"`` (a streamed chat
-        sends one line, then ``{"error": ...}``). Optional ``paths`` (list)
-        limits the fault to these paths, ``times`` (int) to that many requests.
+        sends one line, then ``{"error": ...}``) | ``"poison"`` (an embedding
+        request whose inputs contain ``marker`` gets HTTP 500, as Ollama answers
+        an input its runner cannot embed; others are served). Optional ``paths``
+        (list) limits the fault to these paths, ``times`` (int) to that many requests.
         """
         if mode not in FAULT_MODES:
             raise ValueError(f"unknown fault mode {mode!r}")
@@ -128,6 +132,25 @@ class OllamaStandIn:
         with self._lock:
             self._first_token_ms = float(first_token_ms)
             self._token_ms = float(token_ms)
+
+    def set_embed_timing(self, ms: float = 0) -> None:
+        """Delay of every embedding request (a slow model server)."""
+        with self._lock:
+            self._embed_ms = float(ms)
+
+    def _embed_delay(self) -> float:
+        with self._lock:
+            return self._embed_ms
+
+    def _note_aborted(self) -> None:
+        with self._lock:
+            self._aborted.append(time.time())
+
+    @property
+    def aborted_streams(self) -> list[float]:
+        """Wall-clock times at which a streaming client went away before the answer ended."""
+        with self._lock:
+            return list(self._aborted)
 
     @property
     def requests_log(self) -> list[dict]:
@@ -142,8 +165,9 @@ class OllamaStandIn:
             self._log_entries.clear()
             self._replies.clear()
             self._fault = None
-            self._first_token_ms = self._token_ms = 0.0
+            self._first_token_ms = self._token_ms = self._embed_ms = 0.0
             self._first_tokens.clear()
+            self._aborted.clear()
 
     # -- used by the handler --------------------------------------------------
 

@@ -117,6 +117,12 @@ class Handler(BaseHTTPRequestHandler):
         if mode == "500":
             self._error(500, "stand-in: simulated internal server error")
             return
+        if mode == "poison" and self.path == "/api/embed":
+            inputs = data.get("input")
+            inputs = [inputs] if isinstance(inputs, str) else inputs if isinstance(inputs, list) else []
+            if any(isinstance(t, str) and fault.get("marker", "POISON") in t for t in inputs):
+                self._error(500, "stand-in: the runner failed on an input (NaN)")
+                return
         if mode == "garbage" and not (self.path == "/api/chat" and data.get("stream", True)):
             self._send_bytes(200, b'{"embeddings": [[0.1, 0.2', "application/json")
             return
@@ -182,6 +188,9 @@ class Handler(BaseHTTPRequestHandler):
             self._error(400, "invalid input type")
             return
         started = time.perf_counter()
+        delay = self.standin._embed_delay()
+        if delay and self.standin._stopping.wait(delay / 1000.0):
+            return
         if spec["backend"] == "e5":
             try:
                 vectors, counts = E5.embed(texts)
@@ -270,6 +279,7 @@ class Handler(BaseHTTPRequestHandler):
                 self._write_chunk(json.dumps(final).encode("utf-8") + b"\n")
             self._write_chunk(b"")
         except (BrokenPipeError, ConnectionResetError):  # the client went away
+            self.standin._note_aborted()
             self.close_connection = True
 
     # -- control --------------------------------------------------------------
@@ -284,6 +294,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.standin.set_fault(data.pop("mode", None), **data)
             elif action == "set_chat_timing":
                 self.standin.set_chat_timing(**data)
+            elif action == "set_embed_timing":
+                self.standin.set_embed_timing(**data)
             elif action == "reset":
                 self.standin.reset()
             else:

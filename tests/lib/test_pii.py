@@ -303,10 +303,11 @@ def test_every_model_request_in_the_code_carries_its_origin():
     assert len(calls) >= 5, calls
     assert [c for c in calls if c[2] is None] == [], "a model request without origin (it would raise TypeError)"
     kb_text = sorted({rel for rel, _line, origin in calls if origin and origin.endswith("KB_TEXT")})
-    # only knowledge-base passages (the embedding cron), the client's own dimension probe and the embedding
-    # benchmark send KB_TEXT, and the health check's entry profiles (title and tags); everything that carries
-    # a question passes the request's pii.Gated (the health check's gap grouping too, one gate per logged question)
-    assert kb_text == ["lib/ollama.py", "models/pv_kb_chunk.py", "models/pv_kb_health.py",
+    # only knowledge-base passages (the embedding job, and an evaluation's scratch vectors), the client's own
+    # dimension probe and the embedding benchmark send KB_TEXT, and the health check's entry profiles (title
+    # and tags); everything that carries a question passes the request's pii.Gated (the health check's gap
+    # grouping too, one gate per logged question)
+    assert kb_text == ["lib/ollama.py", "models/pv_kb_chunk_embed.py", "models/pv_kb_health.py",
                        "scripts/bench/bench_embed.py"], kb_text
     gated = sorted({rel for rel, _line, origin in calls if origin and not origin.endswith("KB_TEXT")})
     assert gated == ["models/pv_kb_agent.py", "models/pv_kb_health.py", "models/pv_kb_retriever.py"], gated

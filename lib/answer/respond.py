@@ -1,0 +1,327 @@
+"""Step 2 of an answer: the model, checked, without a database connection.
+
+The agent (models/pv_kb_agent.py) prepares a question in a short transaction (retrieval, gate, context,
+prompt: :class:`PreparedQuestion`); :func:`respond` then calls the model and checks what it wrote — free
+text (:mod:`.freetext`, :mod:`.validation`, :mod:`.outcome`) or structured statements (:mod:`.structured`)
+— and the agent logs the :class:`AgentAnswer` in another short transaction. Nothing here touches Odoo,
+so the chat panel's stream holds no database connection while the model generates.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+from .. import ollama, pii
+from . import citations, conflicts as conflict_rules, extractive, freetext, gate, outcome, structured, validation
+from .types import REFUSAL_TEXT
+
+_logger = logging.getLogger(__name__)
+
+
+@dataclass
+class AgentAnswer:
+    status: str                       # beantwortet | verweigert | unsicher | notbetrieb | fehler | abgebrochen
+    answer: str
+    cited_ids: list = field(default_factory=list)
+    retrieved_ids: list = field(default_factory=list)
+    violations: list = field(default_factory=list)
+    notice: str | None = None
+    conflicts: list = field(default_factory=list)
+    timings: dict = field(default_factory=dict)
+    regenerations: int = 0
+    gate_refused: bool = False        # refused before generation (lib.answer.gate), no model call
+    prompt_tokens: int = 0
+    answer_tokens: int = 0
+    query: object = None              # pv.kb.query record
+    retrieval: object = None          # RetrievalResult
+    pii_count: int = 0                # personal data replaced in the question (the panel's notice)
+    pii_mapping: dict | None = None   # placeholder → value, for the user's own screen only (never stored)
+    answer_mode: str = "text"         # text | structured
+    quotes: list = field(default_factory=list)   # [{"kb_id", "passage"}]: the passage each citation rests on
+    rejected: str = ""                # model text that was not shown (kept in the question log)
+
+
+@dataclass
+class PreparedQuestion:
+    """What step 1 (database) hands to step 2 (the model): plain data, no records."""
+    question: str
+    query: str                        # the text searched (standalone follow-up query)
+    history: list
+    settings: dict
+    texts: dict                       # the agent's messages, translated
+    started: float                    # time.perf_counter() at the start
+    retrieval: object = None          # RetrievalResult
+    blocks: list = field(default_factory=list)
+    conflicts: list = field(default_factory=list)
+    messages: list = field(default_factory=list)
+    verdict: object = None            # the gate's verdict when it refused
+    error: Exception | None = None    # step 1 failed
+    answer_mode: str = "text"         # text | structured (lib/answer/structured.py)
+    gated: object = None              # pii.Gated: the masked question, query, history and the mapping
+    pii_failed: bool = False          # the personal-data gate failed: nothing is sent, nothing stored
+    timings: dict = field(default_factory=dict)
+
+
+def respond(prepared, make_client, *, on_delta=None, deadline=None, cancel=None):
+    """Generate and validate the answer for a prepared question. Touches no database (the caller holds no
+    connection meanwhile); ``make_client(settings)`` gives the Ollama client (closed here); ``deadline``
+    (``time.monotonic()``) bounds the whole answer, regeneration included; ``cancel`` (ollama.CancelToken)
+    ends it early. Never raises."""
+    settings, texts = prepared.settings, prepared.texts
+    deadline = deadline or (time.monotonic() + settings["answer_time_limit"])
+    try:
+        if prepared.pii_failed:
+            result = AgentAnswer(status="fehler", answer=texts["pii_failed"], violations=["pii_gate_failed"])
+        elif prepared.error is not None:
+            exc = prepared.error
+            answer = texts["pii_failed"] if isinstance(exc, pii.PiiGateError) else texts["failed"]
+            result = AgentAnswer(status="fehler", answer=answer, violations=[f"{type(exc).__name__}: {exc}"])
+        elif prepared.verdict is not None:
+            result = AgentAnswer(status="verweigert", answer=gate.refusal_answer(prepared.verdict),
+                                 gate_refused=True)
+        else:
+            result = _answer(prepared, make_client, on_delta, deadline, cancel)
+    except Exception as exc:  # noqa: BLE001 - as above: a German message, never a traceback
+        _logger.exception("pv_kb: answering failed")
+        if on_delta:
+            on_delta(None)
+        # the client refused a request the gate did not pass (lib/pii.check_request): nothing was sent
+        answer = texts["pii_failed"] if isinstance(exc, pii.PiiGateError) else texts["failed"]
+        result = AgentAnswer(status="fehler", answer=answer, violations=[f"{type(exc).__name__}: {exc}"])
+    retrieval = prepared.retrieval
+    result.retrieval = retrieval
+    result.retrieved_ids = retrieval.entry_ids if retrieval else []
+    result.timings.update(prepared.timings)
+    if retrieval:
+        result.timings.update({k: v for k, v in retrieval.timings.items() if k in ("embed_ms", "retrieve_ms")})
+    if prepared.gated is not None:
+        result.pii_count = prepared.gated.count
+        result.pii_mapping = prepared.gated.mapping.to_dict()
+    result.timings["total_ms"] = (time.perf_counter() - prepared.started) * 1000
+    return result
+
+
+def _answer(prepared, make_client, on_delta, deadline, cancel):
+    retrieval, settings = prepared.retrieval, prepared.settings
+    timings = {}
+    if isinstance(retrieval.ollama_error, (ollama.OllamaUnreachable, ollama.OllamaTimeout)):
+        # the server failed already for the query embedding: do not wait for it a second time
+        return _degraded(prepared, timings, retrieval.ollama_error)
+    client = make_client(settings)
+    try:
+        if prepared.answer_mode == "structured":
+            return _answer_structured(prepared, client, on_delta, deadline, cancel, timings)
+        return _answer_text(prepared, client, on_delta, deadline, cancel, timings)
+    finally:
+        client.close()
+
+
+def _answer_text(prepared, client, on_delta, deadline, cancel, timings):
+    """Free-text mode: the model writes Markdown, checked afterwards; one regeneration with a stricter note."""
+    question, retrieval, settings = prepared.question, prepared.retrieval, prepared.settings
+    blocks, conflicts = prepared.blocks, prepared.conflicts
+    messages = prepared.messages
+    regenerations = 0
+    prompt_tokens = answer_tokens = 0
+    generate_ms = validate_ms = 0.0
+    repairs = []
+    while True:
+        t0 = time.perf_counter()
+        try:
+            chat = _generate(messages, settings, client, on_delta, deadline, cancel, prepared)
+        except ollama.OllamaCancelled:
+            timings["generate_ms"] = generate_ms + (time.perf_counter() - t0) * 1000
+            return AgentAnswer(status="abgebrochen", answer="", conflicts=conflicts, timings=timings,
+                               regenerations=regenerations)
+        except ollama.OllamaError as exc:
+            timings["generate_ms"] = generate_ms + (time.perf_counter() - t0) * 1000
+            if on_delta:
+                on_delta(None)
+            return _degraded(prepared, timings, exc, regenerations)
+        generate_ms += (time.perf_counter() - t0) * 1000
+        prompt_tokens += chat.prompt_eval_count
+        answer_tokens += chat.eval_count
+        t0 = time.perf_counter()
+        # how real models write: echoed instructions and tag fragments out, a citation attached to a claim
+        # whose values stand in exactly one retrieved entry (logged as repaired)
+        content = freetext.strip_echo(chat.content)
+        content, repairs = freetext.repair_citations(content, blocks)
+        checks = validation.validate_answer(content, blocks, conflicts)
+        validate_ms += (time.perf_counter() - t0) * 1000
+        if checks.ok or regenerations >= 1:
+            break
+        regenerations += 1
+        if on_delta:
+            on_delta(None)
+        messages = messages[:-1] + [dict(messages[-1], content=messages[-1]["content"] + "\n\n"
+                                         + validation.strict_instruction(checks))]
+    t0 = time.perf_counter()
+    # what is shown cites retrieved entries only (checked again here, whatever the model wrote)
+    answer, unknown = citations.strip_unknown_citations(content.strip(), retrieval.entry_ids)
+    violations = [f"{v.code}: {v.detail}" for v in checks.violations]
+    violations += [f"unknown_id: {i}" for i in unknown if f"unknown_id: {i}" not in violations]
+    verdict = outcome.decide(violations, refused=checks.refused, has_blocks=bool(blocks))
+    rejected = ""
+    if verdict.show == "answer":
+        # every side of each conflict the answer touches, marked with ⚠: added in code where the model did not
+        answer = conflict_rules.add_conflict_note(answer, conflicts, citations.extract_citations(answer))
+    elif verdict.show == "fallback":
+        rejected = chat.content
+        answer = outcome.fallback_answer(
+            extractive.extractive_answer(question, blocks, conflicts=conflicts), verdict.reason)
+    else:
+        rejected = chat.content if not checks.refused else ""
+        answer = REFUSAL_TEXT + (" " + verdict.reason if verdict.reason else "")
+    if verdict.show != "answer" and on_delta:
+        on_delta(None)
+    validate_ms += (time.perf_counter() - t0) * 1000
+    timings.update({"generate_ms": generate_ms, "validate_ms": validate_ms})
+    return AgentAnswer(
+        status=verdict.status, answer=answer,
+        cited_ids=citations.extract_citations(answer),
+        violations=violations + [str(r) for r in repairs],
+        notice=retrieval.degraded or (verdict.reason if verdict.show == "answer" else None),
+        conflicts=conflicts, timings=timings, regenerations=regenerations,
+        prompt_tokens=prompt_tokens, answer_tokens=answer_tokens, rejected=rejected)
+
+
+def _answer_structured(prepared, client, on_delta, deadline, cancel, timings):
+    """Structured mode (lib/answer/structured.py): JSON statements, each checked; the answer written in code.
+
+    One regeneration at most: of the whole answer when the JSON is unreadable, else of only the failed
+    statements. Statements that still fail are dropped (logged); none left → lib/answer/outcome.py decides.
+    """
+    question, retrieval = prepared.question, prepared.retrieval
+    blocks, conflicts, messages = prepared.blocks, prepared.conflicts, prepared.messages
+    schema = structured.answer_schema(retrieval.entry_ids)
+    generate_ms = validate_ms = 0.0
+    prompt_tokens = answer_tokens = regenerations = 0
+    checked, raws, parsed = [], [], None
+    shown = set()
+
+    def stream_handler():
+        if not on_delta:
+            return None
+        stream = structured.StatementStream()
+
+        def feed(piece):
+            if piece is None:
+                return
+            for statement in stream.feed(piece):
+                item = structured.check_statement(statement, blocks)
+                text = structured.render_statement(item, blocks, conflicts)
+                if item.ok and text not in shown:
+                    shown.add(text)
+                    on_delta(text + "\n\n")
+        return feed
+
+    for attempt in range(2):
+        t0 = time.perf_counter()
+        try:
+            chat = _generate(messages, prepared.settings, client, stream_handler(), deadline, cancel, prepared,
+                             response_format=schema)
+        except ollama.OllamaCancelled:
+            timings["generate_ms"] = generate_ms + (time.perf_counter() - t0) * 1000
+            return AgentAnswer(status="abgebrochen", answer="", conflicts=conflicts, timings=timings,
+                               regenerations=regenerations, answer_mode="structured")
+        except ollama.OllamaError as exc:
+            timings["generate_ms"] = generate_ms + (time.perf_counter() - t0) * 1000
+            if on_delta:
+                on_delta(None)
+            if checked and any(c.ok for c in checked):
+                break     # the regeneration failed: what passed before still stands
+            result = _degraded(prepared, timings, exc, regenerations)
+            result.answer_mode = "structured"
+            return result
+        generate_ms += (time.perf_counter() - t0) * 1000
+        prompt_tokens += chat.prompt_eval_count
+        answer_tokens += chat.eval_count
+        raws.append(chat.content)
+        t0 = time.perf_counter()
+        parsed = structured.parse_response(chat.content)
+        new = [structured.check_statement(s, blocks) for s in parsed.statements]
+        checked.extend(new)
+        validate_ms += (time.perf_counter() - t0) * 1000
+        failed = [c for c in new if not c.ok]
+        if attempt or parsed.refused or not (parsed.error or failed) or time.monotonic() >= deadline:
+            break
+        regenerations += 1
+        note = (structured.retry_note(failed) if not parsed.error else
+                "Hinweis zur Wiederholung: Die vorige Antwort war kein gültiges JSON. Antworte nur mit JSON "
+                "im vorgegebenen Format.")
+        messages = messages + [{"role": "assistant", "content": chat.content}, {"role": "user", "content": note}]
+    t0 = time.perf_counter()
+    good, seen = [], set()
+    for item in checked:
+        text = structured.render_statement(item, blocks, conflicts)
+        if item.ok and text not in seen:
+            seen.add(text)
+            good.append(item)
+    dropped = [c for c in checked if not c.ok]
+    violations = [f"dropped: {v.code}: {v.detail}" for c in dropped for v in c.violations
+                  if v.code in structured.FAILING]
+    violations += [f"repaired: {v.code}: {v.detail}" for c in good for v in c.violations]
+    rejected, notice = "", retrieval.degraded
+    if parsed is not None and parsed.refused and not good:
+        status, answer = "verweigert", structured.render_refusal(parsed.reason)
+    elif good:
+        status, answer = "beantwortet", structured.render_answer(good, blocks, conflicts)
+        if dropped:
+            rejected = "\n\n".join(raws)
+            notice = notice or prepared.texts["dropped"] % {"count": len(dropped)}
+    else:
+        codes = [v.code for c in dropped for v in c.violations if v.code in structured.FAILING]
+        if parsed is None or parsed.error:
+            codes.append("invalid_json")
+        verdict = outcome.decide(codes or ["no_statement"], has_blocks=bool(blocks))
+        violations.append(f"{codes[0] if codes else 'no_statement'}: {verdict.reason}")
+        rejected = "\n\n".join(raws)
+        status = verdict.status
+        answer = (outcome.fallback_answer(extractive.extractive_answer(question, blocks, conflicts=conflicts),
+                                          verdict.reason)
+                  if verdict.show == "fallback" else REFUSAL_TEXT + " " + verdict.reason)
+        if on_delta:
+            on_delta(None)
+    validate_ms += (time.perf_counter() - t0) * 1000
+    timings.update({"generate_ms": generate_ms, "validate_ms": validate_ms})
+    quotes = [{"kb_id": c.passage_id, "passage": c.passage} for c in good if c.passage]
+    return AgentAnswer(
+        status=status, answer=answer, cited_ids=citations.extract_citations(answer), violations=violations,
+        notice=notice, conflicts=conflicts, timings=timings, regenerations=regenerations,
+        prompt_tokens=prompt_tokens, answer_tokens=answer_tokens, answer_mode="structured", quotes=quotes,
+        rejected=rejected)
+
+
+def _degraded(prepared, timings, exc, regenerations=0):
+    _logger.warning("pv_kb: chat model unavailable, extractive answer: %s", exc)
+    answer = extractive.extractive_answer(prepared.question, prepared.blocks, conflicts=prepared.conflicts)
+    return AgentAnswer(
+        status="notbetrieb", answer=answer,
+        cited_ids=citations.extract_citations(answer), conflicts=prepared.conflicts, timings=timings,
+        notice=prepared.texts["degraded"] % {"reason": exc.message}, regenerations=regenerations)
+
+
+def _generate(messages, settings, client, on_delta, deadline, cancel, prepared, response_format=None):
+    texts, gated = prepared.texts, prepared.gated
+    options = {"temperature": 0.1}
+    if response_format:
+        options["num_predict"] = 500   # a JSON answer of a few statements; bounds a model that rambles
+    expected = sum(ollama.estimate_tokens(m["content"]) for m in messages)
+    num_ctx = max(2048, min(settings["num_ctx"] * 4, int(expected * 1.3) + 1024))
+    if time.monotonic() >= deadline:
+        raise ollama.OllamaTimeout(texts["too_late"])
+    if on_delta is None:
+        return client.chat(settings["chat_model"], messages, origin=gated, options=options, num_ctx=num_ctx,
+                           expected_prompt_tokens=expected, deadline=deadline, response_format=response_format)
+    result = None
+    for piece in client.chat_stream(settings["chat_model"], messages, origin=gated, options=options, num_ctx=num_ctx,
+                                    expected_prompt_tokens=expected, deadline=deadline, cancel=cancel,
+                                    response_format=response_format):
+        if piece.delta:
+            on_delta(piece.delta)
+        if piece.done:
+            result = piece.result
+    if result is None:
+        raise ollama.OllamaBadResponse(texts["no_result"])
+    return result

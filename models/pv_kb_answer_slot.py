@@ -1,0 +1,48 @@
+"""Limits on answers generated at once: all users together and per user, across every Odoo process.
+
+Each running answer holds a slot: a row leased until its answer time limit has passed (plus a minute), so a
+process that dies frees its slots by itself. Taking a slot is one short transaction (serialised by an
+advisory transaction lock); no connection is held while the answer is generated.
+"""
+from datetime import timedelta
+
+from odoo import api, fields, models
+from odoo.tools import SQL
+
+SLOT_LOCK_KEY = 0x70766B73    # "pvks"
+LEASE_GRACE = 60              # seconds beyond the answer time limit
+
+
+class PvKbAnswerSlot(models.Model):
+    _name = "pv.kb.answer.slot"
+    _description = "Running answer (concurrency limit)"
+    _log_access = False
+    _order = "started_at"
+
+    user_id = fields.Many2one("res.users", required=True, readonly=True, ondelete="cascade", index=True)
+    started_at = fields.Datetime(required=True, readonly=True)
+    expires_at = fields.Datetime(required=True, readonly=True, index=True)
+
+    @api.model
+    def _acquire(self, uid, settings):
+        """A slot id for ``uid``, or None when the global or the user's limit is reached.
+
+        Runs in the caller's transaction; the caller commits (the stream route commits when its endpoint
+        returns, before the answer starts)."""
+        cr = self.env.cr
+        cr.execute("SELECT pg_advisory_xact_lock(%s)", [SLOT_LOCK_KEY])
+        cr.execute("DELETE FROM pv_kb_answer_slot WHERE expires_at < now() AT TIME ZONE 'UTC'")
+        cr.execute("SELECT count(*), count(*) FILTER (WHERE user_id = %s) FROM pv_kb_answer_slot", [uid])
+        running, mine = cr.fetchone()
+        if running >= settings["max_concurrent_answers"] or mine >= settings["max_answers_per_user"]:
+            return None
+        now = fields.Datetime.now()
+        lease = now + timedelta(seconds=settings["answer_time_limit"] + LEASE_GRACE)
+        cr.execute(SQL("INSERT INTO pv_kb_answer_slot (user_id, started_at, expires_at) VALUES (%s, %s, %s) "
+                       "RETURNING id", uid, now, lease))
+        return cr.fetchone()[0]
+
+    @api.model
+    def _release(self, slot_id):
+        if slot_id:
+            self.env.cr.execute("DELETE FROM pv_kb_answer_slot WHERE id = %s", [slot_id])
