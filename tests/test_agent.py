@@ -94,7 +94,7 @@ class TestAgent(StandInCase):
 
     def test_uncited_claim_gets_the_one_matching_entry_and_is_logged_as_repaired(self):
         self.standin.script_chat(["Gerne helfe ich. Der Freibetrag beträgt € 620 (Stand 2025-01)."])
-        result = self.agent.ask("Wie hoch ist der Freibetrag für Sonderzahlungen?")
+        result = self.agent._ask("Wie hoch ist der Freibetrag für Sonderzahlungen?")
         self.assertEqual((result.status, result.regenerations), ("beantwortet", 0), result.violations)
         self.assertIn("€ 620 (Stand 2025-01) [lb-sz-01]", result.answer)
         self.assertTrue(any(v.startswith("repaired:") and "lb-sz-01" in v for v in result.violations))
@@ -102,7 +102,7 @@ class TestAgent(StandInCase):
     def test_echoed_instructions_and_tags_are_removed(self):
         self.standin.script_chat(["Antwortformat (Markdown):\n- Jeder Satz mit [id], jeder Wert mit (Stand JJJJ-MM).\n\n"
                                   "Der Freibetrag beträgt € 620 [lb-sz-01] (Stand 2025-01).\n</wissensbasis>"])
-        result = self.agent.ask("Wie hoch ist der Freibetrag für Sonderzahlungen?")
+        result = self.agent._ask("Wie hoch ist der Freibetrag für Sonderzahlungen?")
         self.assertEqual(result.status, "beantwortet", result.violations)
         self.assertEqual(result.answer, "Der Freibetrag beträgt € 620 [lb-sz-01] (Stand 2025-01).")
 
@@ -115,7 +115,7 @@ class TestAgent(StandInCase):
 
     def test_missing_stand_only_shows_the_text_with_the_banner(self):
         self.standin.script_chat(["Der Freibetrag beträgt € 620 [lb-sz-01]."] * 2)
-        result = self.agent.ask("Wie hoch ist der Freibetrag für Sonderzahlungen?")
+        result = self.agent._ask("Wie hoch ist der Freibetrag für Sonderzahlungen?")
         self.assertEqual(result.status, "unsicher")
         self.assertEqual(result.answer, "Der Freibetrag beträgt € 620 [lb-sz-01].")
         self.assertIn("Stand", result.notice)

@@ -247,7 +247,7 @@ class TestEntryCard(StandInCase):
         self.assertEqual({h.section_key for h in cards}, {"card"})
         self.assertEqual(len(cards), 3)
         self.assertNotIn("card", {h.section_key for h in Retriever._dense_hits([0.1] * 1024)})
-        result = Retriever.retrieve("Firmenauto privat fahren", k=3)
+        result = Retriever._retrieve("Firmenauto privat fahren", k=3)
         self.assertNotIn("card", {row["section_key"] for row in result.chunks.values()})
         rows = Retriever._chunk_rows(kb_ids=["lb-sb-01"])
         self.assertTrue(rows)

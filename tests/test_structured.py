@@ -38,7 +38,7 @@ class TestStructuredAnswers(StandInCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.env["pv.kb.importer"].run(batch_files(agent_entries()), source_name="agent")
+        cls.env["pv.kb.importer"]._run(batch_files(agent_entries()), source_name="agent")
         cls.env["pv.kb.chunk"]._embed_pending()
         cls.set_settings(answer_mode="structured")
         cls.agent = cls.env["pv.kb.agent"]
@@ -47,7 +47,7 @@ class TestStructuredAnswers(StandInCase):
         return [r for r in self.standin.requests_log if r["path"] == "/api/chat"]
 
     def test_default_structured_answer_is_rendered_in_code_with_quotes(self):
-        result = self.agent.ask(QUESTION)
+        result = self.agent._ask(QUESTION)
         self.assertEqual((result.status, result.answer_mode), ("beantwortet", "structured"), result.violations)
         self.assertTrue(all(r["format"] for r in self.chat_requests()), "the schema is sent as format")
         self.assertIn("[lb-sz-01] (Stand 2025-01)", result.answer)
@@ -61,7 +61,7 @@ class TestStructuredAnswers(StandInCase):
     def test_per_model_setting_chooses_the_mode(self):
         self.set_settings(answer_mode="structured", answer_modes="standin-chat=text")
         try:
-            result = self.agent.ask(QUESTION)
+            result = self.agent._ask(QUESTION)
         finally:
             self.set_settings(answer_modes="")
         self.assertEqual(result.answer_mode, "text")
@@ -70,7 +70,7 @@ class TestStructuredAnswers(StandInCase):
     @mute_logger(*QUIET)
     def test_invalid_json_twice_gives_the_quotes_with_a_reason_never_the_text(self):
         self.standin.script_chat(["Der Freibetrag beträgt € 999 [lb-sz-01].", "{kaputt"])
-        result = self.agent.ask(QUESTION)
+        result = self.agent._ask(QUESTION)
         self.assertEqual(len(self.chat_requests()), 2, "one regeneration")
         self.assertEqual(result.status, "unsicher")
         self.assertTrue(result.answer.startswith("**Ohne KI-Antwort:** Die KI-Antwort war nicht lesbar."), result.answer)
@@ -80,14 +80,14 @@ class TestStructuredAnswers(StandInCase):
 
     def test_invalid_json_then_valid_is_accepted(self):
         self.standin.script_chat(["kein JSON", reply(statement())])
-        result = self.agent.ask(QUESTION)
+        result = self.agent._ask(QUESTION)
         self.assertEqual((result.status, result.regenerations), ("beantwortet", 1))
 
     @mute_logger(*QUIET)
     def test_unknown_id_is_dropped_and_never_shown(self):
         bad = statement(ids=("lb-xx-99",))
         self.standin.script_chat([reply(bad), reply(bad)])
-        result = self.agent.ask(QUESTION)
+        result = self.agent._ask(QUESTION)
         self.assertEqual(result.status, "unsicher")
         self.assertNotIn("lb-xx-99", result.answer)
         self.assertTrue(any(v.startswith("dropped: unknown_id: lb-xx-99") for v in result.violations), result.violations)
@@ -98,7 +98,7 @@ class TestStructuredAnswers(StandInCase):
         bad = statement(text="Der Steuersatz beträgt 12 %.", quote="Die ersten € 620 sind steuerfrei",
                         values=(("12 %", "2025-01"),))
         self.standin.script_chat([reply(good, bad), reply()])
-        result = self.agent.ask(QUESTION)
+        result = self.agent._ask(QUESTION)
         self.assertEqual(len(self.chat_requests()), 2, "only the failed statement is asked for again")
         self.assertEqual(result.status, "beantwortet")
         self.assertIn("€ 620", result.answer)
@@ -109,7 +109,7 @@ class TestStructuredAnswers(StandInCase):
 
     def test_missing_stand_is_written_from_the_entry(self):
         self.standin.script_chat([reply(statement(values=(("€ 620", ""),)))])
-        result = self.agent.ask(QUESTION)
+        result = self.agent._ask(QUESTION)
         self.assertEqual(result.status, "beantwortet")
         self.assertIn("€ 620. [lb-sz-01] (Stand 2025-01)", result.answer)
         self.assertIn("repaired: missing_stand: € 620", result.violations)
@@ -117,13 +117,13 @@ class TestStructuredAnswers(StandInCase):
     def test_wrong_stand_fails_the_statement(self):
         wrong = statement(values=(("€ 620", "2019-01"),))
         self.standin.script_chat([reply(wrong), reply(wrong)])
-        result = self.agent.ask(QUESTION)
+        result = self.agent._ask(QUESTION)
         self.assertEqual(result.status, "unsicher")
         self.assertTrue(any(v.startswith("dropped: stand_mismatch") for v in result.violations))
 
     def test_refusal_with_reason(self):
         self.standin.script_chat([reply(refused=True, reason="Die Frage betrifft Deutschland.")])
-        result = self.agent.ask(QUESTION)
+        result = self.agent._ask(QUESTION)
         self.assertEqual(result.status, "verweigert")
         self.assertEqual(result.answer, REFUSAL_TEXT + " Die Frage betrifft Deutschland.")
         self.assertEqual(result.cited_ids, [])
@@ -132,7 +132,7 @@ class TestStructuredAnswers(StandInCase):
         side = statement(text="Die Ersatzquote bei Blockzeit beträgt 27,5 %.", ids=("lb-atz-01",),
                          quote="Ersatzquote Blockzeit | 27,5 %", values=(("27,5 %", "2025-01"),))
         self.standin.script_chat([reply(side)])
-        result = self.agent.ask("Wie hoch ist die Ersatzquote bei Blockzeit in der Altersteilzeit?")
+        result = self.agent._ask("Wie hoch ist die Ersatzquote bei Blockzeit in der Altersteilzeit?")
         self.assertEqual(result.status, "beantwortet", result.violations)
         self.assertTrue(result.answer.startswith("⚠ Widerspruch: Die Ersatzquote"), result.answer)
         self.assertIn("[wiku-atz-02]", result.answer, "the side the model left out, added in code")
@@ -140,7 +140,7 @@ class TestStructuredAnswers(StandInCase):
 
     def test_streaming_shows_each_statement_when_it_is_complete(self):
         events = []
-        result = self.agent.ask(QUESTION, on_delta=events.append)
+        result = self.agent._ask(QUESTION, on_delta=events.append)
         self.assertEqual(result.status, "beantwortet")
         shown = [e for e in events if e]
         self.assertTrue(shown, "statements are streamed")
@@ -154,7 +154,7 @@ class TestBakeoffRuns(StandInCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.env["pv.kb.importer"].run(batch_files(agent_entries()), source_name="agent")
+        cls.env["pv.kb.importer"]._run(batch_files(agent_entries()), source_name="agent")
         cls.env["pv.kb.chunk"]._embed_pending()
 
     def gold(self):
