@@ -310,4 +310,4 @@ def test_every_model_request_in_the_code_carries_its_origin():
     assert kb_text == ["lib/ollama.py", "models/pv_kb_chunk_embed.py", "models/pv_kb_health.py",
                        "scripts/bench/bench_embed.py"], kb_text
     gated = sorted({rel for rel, _line, origin in calls if origin and not origin.endswith("KB_TEXT")})
-    assert gated == ["models/pv_kb_agent.py", "models/pv_kb_health.py", "models/pv_kb_retriever.py"], gated
+    assert gated == ["lib/answer/respond.py", "models/pv_kb_health.py", "models/pv_kb_retriever.py"], gated
