@@ -37,16 +37,17 @@ class TestEmbeddingJob(StandInCase):
         self.standin.set_fault("poison", marker="GIFTIG", paths=["/api/embed"])
         with mute_logger("odoo.addons.pv_kb.models.pv_kb_chunk_embed", "odoo.addons.pv_kb.lib.ollama"):
             result = self.embed_all()
-        self.assertEqual(result["failed"], 1)
-        self.assertEqual(result["remaining"], 0, "the failed section is not pending for this model")
+        # the poisoned summary, and the entry card that quotes it
         bad = self.chunks_of("lb-gift-01").filtered(lambda c: "GIFTIG" in (c.text or ""))
-        self.assertEqual(len(bad), 1)
-        self.assertFalse(bad.has_embedding)
-        self.assertIn("500", bad.embedding_error)
+        self.assertEqual(sorted(bad.mapped("section_key")), ["card", "zusammenfassung"])
+        self.assertEqual(result["failed"], len(bad))
+        self.assertEqual(result["remaining"], 0, "the failed sections are not pending for this model")
+        self.assertFalse(any(bad.mapped("has_embedding")))
+        self.assertTrue(all("500" in e for e in bad.mapped("embedding_error")))
         good = self.Chunk.search([]) - bad
         self.assertTrue(all(good.mapped("has_embedding")), "every other section is embedded")
         status = self.Chunk._embedding_status()
-        self.assertEqual((status["failed"], status["pending"]), (1, 0))
+        self.assertEqual((status["failed"], status["pending"]), (len(bad), 0))
         # a second run does not send it again; a model change retries it
         self.standin.reset()
         self.assertEqual(self.embed_all()["done"], 0)
@@ -56,8 +57,8 @@ class TestEmbeddingJob(StandInCase):
         self.assertEqual(self.Chunk._embedding_status()["pending"], len(self.Chunk.search([])))
         self.embed_all()
         bad.invalidate_recordset()
-        self.assertTrue(bad.has_embedding, "retried after the model change, and the server now takes it")
-        self.assertFalse(bad.embedding_error)
+        self.assertTrue(all(bad.mapped("has_embedding")), "retried after the model change, and the server takes it")
+        self.assertFalse(any(bad.mapped("embedding_error")))
 
     def test_a_broken_server_marks_nothing(self):
         self.run_import(batch_files(compound_entries()))
