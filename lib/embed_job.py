@@ -40,12 +40,15 @@ class Isolated:
 
     done: list = field(default_factory=list)       # [(item, result)]
     failed: list = field(default_factory=list)     # [(item, message)]
+    pending: list = field(default_factory=list)    # items left for the next run (the time was up)
     calls: int = 0
 
 
 def isolate_failures(items: Sequence[T], call: Callable[[Sequence[T]], Sequence[R]],
                      is_item_error: Callable[[Exception], bool],
-                     probe: Callable[[], object] | None = None) -> Isolated:
+                     probe: Callable[[], object] | None = None,
+                     should_stop: Callable[[], bool] | None = None,
+                     is_stop_error: Callable[[Exception], bool] | None = None) -> Isolated:
     """Run ``call`` on all ``items``; when it raises an error that may come from one item
     (``is_item_error``), split the items in halves and retry each half, down to single items.
 
@@ -53,15 +56,25 @@ def isolate_failures(items: Sequence[T], call: Callable[[Sequence[T]], Sequence[
     repeat them. When every item failed, ``probe`` (a request with a harmless input) tells a broken
     server from a batch of bad items: if the probe fails too, the first error is raised and nothing is
     marked. ``call`` returns one result per item, in order.
+
+    The search can take many requests; when ``should_stop()`` says the time is up, or a call fails with
+    an ``is_stop_error`` (a request that ran into the deadline), the items not yet decided are left in
+    ``pending`` for the next run instead of being lost: every run keeps what it found.
     """
     out = Isolated()
     first_error: list[Exception] = []
 
     def run(part: Sequence[T]) -> None:
+        if out.pending or (should_stop is not None and out.calls and should_stop()):
+            out.pending.extend(part)
+            return
         out.calls += 1
         try:
             results = call(part)
         except Exception as exc:  # noqa: BLE001 - classified right below
+            if is_stop_error is not None and is_stop_error(exc):
+                out.pending.extend(part)
+                return
             if not is_item_error(exc):
                 raise
             first_error.append(exc)
@@ -76,7 +89,7 @@ def isolate_failures(items: Sequence[T], call: Callable[[Sequence[T]], Sequence[
 
     if items:
         run(list(items))
-    if items and not out.done and probe is not None:
+    if items and not out.done and not out.pending and probe is not None:
         try:
             probe()
         except Exception as exc:  # noqa: BLE001 - the server itself fails: report the original error

@@ -236,16 +236,20 @@ class PvKbChunkEmbed(models.Model):
                 if not rows:
                     break
                 started = time.monotonic()
-                self._embed_batch(client, model, prefix, window, rows, stats, budget.hard_deadline())
+                self._embed_batch(client, model, prefix, window, rows, stats, budget)
                 budget.record(time.monotonic() - started)
                 stats["batches"] += 1
                 if progress:
                     progress(stats["done"])
-                if commit:
+                if commit and stats["stopped"] != "time":
                     left = self.env["ir.cron"]._commit_progress(len(rows), remaining=max(0, pending - stats["done"]))
                     if left <= 0:
                         stats["stopped"] = "slice"
                         break
+                elif commit:
+                    self.env.cr.commit()   # what this batch found is kept; the time is up (reported below)
+                if stats["stopped"] == "time":
+                    break
             if commit and stats["stopped"] == "time":
                 # work is left: Odoo reschedules a job with progress "partially done" at once
                 self.env["ir.cron"]._commit_progress(0, remaining=max(1, pending - stats["done"]))
@@ -284,19 +288,33 @@ class PvKbChunkEmbed(models.Model):
                            token_estimate=0, content_hash=content_hash), title, kb_id)
 
     @api.model
-    def _embed_batch(self, client, model, prefix, window, rows, stats, deadline=None):
-        """Embed one batch, isolating sections the server rejects; write vectors and errors."""
+    def _embed_batch(self, client, model, prefix, window, rows, stats, budget):
+        """Embed one batch, isolating sections the server rejects; write vectors and errors. When the run's
+        time is up meanwhile, what was found is written and the rest stays pending (``stats["stopped"]``)."""
+        deadline = budget.hard_deadline()
+        configured_retries = client.config.retries
+
         def call(part):
-            # passages of the knowledge base: no user text
-            result = client.embed(model, [self._embed_input(r, prefix) for r in part], batch_size=len(part),
-                                  context_tokens=window, deadline=deadline, origin=ollama.KB_TEXT)
+            # the whole batch may be retried (a passing server error); its halves are not: they only locate
+            client.config.retries = configured_retries if len(part) == len(rows) else 0
+            try:
+                # passages of the knowledge base: no user text
+                result = client.embed(model, [self._embed_input(r, prefix) for r in part], batch_size=len(part),
+                                      context_tokens=window, deadline=deadline, origin=ollama.KB_TEXT)
+            finally:
+                client.config.retries = configured_retries
             cut = set(result.truncated)
             return [(vector, i in cut) for i, vector in enumerate(result.vectors)]
 
         out = embed_job.isolate_failures(
             rows, call, lambda exc: isinstance(exc, ollama.OllamaBadResponse),
             probe=lambda: client.embed(model, [prefix + "Probe"], batch_size=1, deadline=deadline,
-                                       origin=ollama.KB_TEXT))
+                                       origin=ollama.KB_TEXT),
+            should_stop=lambda: not budget.allows(first=True),
+            is_stop_error=lambda exc: deadline is not None and isinstance(exc, ollama.OllamaTimeout)
+            and budget.remaining() <= 0.5)
+        if out.pending:
+            stats["stopped"] = "time"
         with self.env.cr.savepoint():
             for row, (vector, was_cut) in out.done:
                 self.env.cr.execute(

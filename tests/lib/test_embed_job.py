@@ -115,3 +115,34 @@ def test_run_deadline_takes_the_earliest_known_start():
 def test_index_kind(dim, kind):
     assert index_kind(dim) == kind
     assert embed_job.HNSW_MAX_VECTOR_DIM == 2000
+
+
+def test_isolate_failures_keeps_what_it_found_when_the_time_is_up():
+    """A long search stops at the deadline: items already decided are kept, the rest left pending."""
+    log, budget = [], {"calls": 3}
+
+    def should_stop():
+        return len(log) >= budget["calls"]
+    out = isolate_failures(list(range(8)), embedder({6}, log), lambda e: isinstance(e, ItemError),
+                           should_stop=should_stop)
+    # calls: [0..7] fails, [0..3] ok, [4..7] fails -> time up: 4..7 stay pending, nothing marked failed
+    assert [i for i, _ in out.done] == [0, 1, 2, 3]
+    assert out.failed == [] and out.pending == [4, 5, 6, 7]
+
+
+def test_isolate_failures_a_request_that_ran_into_the_deadline_leaves_its_items_pending():
+    class Deadline(Exception):
+        pass
+    calls = []
+
+    def call(items):
+        calls.append(list(items))
+        if len(calls) == 1:
+            raise ItemError("HTTP 500")
+        if len(calls) == 2:
+            return [f"v{i}" for i in items]
+        raise Deadline("timeout")
+    out = isolate_failures([1, 2, 3, 4], call, lambda e: isinstance(e, ItemError),
+                           probe=lambda: (_ for _ in ()).throw(AssertionError("no probe while pending")),
+                           is_stop_error=lambda e: isinstance(e, Deadline))
+    assert [i for i, _ in out.done] == [1, 2] and out.pending == [3, 4] and out.failed == []
