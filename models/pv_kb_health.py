@@ -10,7 +10,7 @@ import time
 
 from odoo import api, fields, models
 from odoo.exceptions import AccessError
-from odoo.tools import SQL
+
 
 from ..lib import gaps, health, ollama, pii
 from ..lib.answer.conflicts import detect_conflicts
@@ -146,13 +146,17 @@ class PvKbHealthRun(models.Model):
         if not cr.fetchone():
             return []
         limit = fields.Datetime.now() - dt.timedelta(minutes=grace_minutes)
+        # sections the model server rejected (the embedding job keeps their error, models/pv_kb_chunk_embed.py)
         cr.execute("""
-            SELECT e.kb_id, count(c.id), count(c.embedding)
+            SELECT e.kb_id, count(c.id), count(c.embedding),
+                   array_agg(coalesce(nullif(c.heading_path, ''), c.section_key) ORDER BY c.position)
+                       FILTER (WHERE c.embedding_error IS NOT NULL)
               FROM pv_kb_entry e JOIN pv_kb_chunk c ON c.entry_id = e.id AND c.section_key <> 'card'
              WHERE e.active AND e.write_date <= %s
              GROUP BY e.kb_id
         """, [limit])
-        return [health.EmbeddingInfo(kb_id, total, done) for kb_id, total, done in cr.fetchall()]
+        return [health.EmbeddingInfo(kb_id, total, done, failed=failed or [])
+                for kb_id, total, done, failed in cr.fetchall()]
 
     @api.model
     def _retrieved_since(self, days):
