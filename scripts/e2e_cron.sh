@@ -7,7 +7,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 db=${1:?database}
 work=$(mktemp -d)
-odoo_pid=""
+odoo_pid=""   # the Odoo process itself (started directly, not through the odoo_bin function, so that kill reaches it)
 cleanup() {
     [[ -n $odoo_pid ]] && kill "$odoo_pid" 2>/dev/null && { wait "$odoo_pid" 2>/dev/null || true; }
     [[ -n ${STANDIN_PID:-} ]] && kill "$STANDIN_PID" 2>/dev/null
@@ -35,7 +35,7 @@ total=$(psql_super -d "$db" -c "SELECT count(*) FROM pv_kb_chunk")
 log=$work/odoo.log
 # ODOO_NOTIFY_CRON_CHANGES: Odoo wakes its cron thread at once for a job rescheduled "as soon as possible"
 # (without it the next run starts within a minute)
-ODOO_NOTIFY_CRON_CHANGES=1 odoo_bin -c "$ODOO_CONF" -d "$db" --http-port "$(free_port)" --max-cron-threads 1 \
+ODOO_NOTIFY_CRON_CHANGES=1 "$PY" "$ODOO_PATH/odoo-bin" -c "$ODOO_CONF" -d "$db" --http-port "$(free_port)" --max-cron-threads 1 \
     --limit-time-real "$limit" --limit-time-real-cron 0 --log-level=info --logfile "$log" &
 odoo_pid=$!
 left=$total

@@ -7,7 +7,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 db=${1:?database}
 work=$(mktemp -d)
-odoo_pid=""
+odoo_pid=""   # the Odoo process itself (started directly, not through the odoo_bin function, so that kill reaches it)
 cleanup() {
     [[ -n $odoo_pid ]] && kill "$odoo_pid" 2>/dev/null && { wait "$odoo_pid" 2>/dev/null || true; }
     psql_super -d "$db" -c "DELETE FROM pv_kb_batch; DELETE FROM pv_kb_entry;" >/dev/null 2>&1 || true
@@ -20,7 +20,7 @@ psql_super -d "$db" -c "INSERT INTO ir_config_parameter (key, value, create_date
                         VALUES ('pv_kb.ollama_url', 'http://127.0.0.1:$(free_port)', now(), now())
                         ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value" >/dev/null
 port=$(free_port); gport=$(free_port)
-odoo_bin -c "$ODOO_CONF" -d "$db" --workers 2 --max-cron-threads 0 --http-port "$port" --gevent-port "$gport" \
+"$PY" "$ODOO_PATH/odoo-bin" -c "$ODOO_CONF" -d "$db" --workers 2 --max-cron-threads 0 --http-port "$port" --gevent-port "$gport" \
     --log-level=info --logfile "$work/odoo.log" &
 odoo_pid=$!
 up=0

@@ -134,11 +134,11 @@ PYEOF
         for mode in workers threaded; do
             port=$(free_port); gport=$(free_port)
             if [[ $mode == workers ]]; then
-                odoo_bin -c "$ODOO_CONF" -d $db --workers 4 --max-cron-threads 0 --http-port $port --gevent-port $gport \
+                "$PY" "$ODOO_PATH/odoo-bin" -c "$ODOO_CONF" -d $db --workers 4 --max-cron-threads 0 --http-port $port --gevent-port $gport \
                     --limit-time-real 120 --logfile "$LOGDIR/bench-load-$mode.log" & pids+=($!)
                 stream=http://127.0.0.1:$gport
             else
-                odoo_bin -c "$ODOO_CONF" -d $db --workers 0 --max-cron-threads 0 --http-port $port \
+                "$PY" "$ODOO_PATH/odoo-bin" -c "$ODOO_CONF" -d $db --workers 0 --max-cron-threads 0 --http-port $port \
                     --logfile "$LOGDIR/bench-load-$mode.log" & pids+=($!)
                 stream=http://127.0.0.1:$port
             fi
