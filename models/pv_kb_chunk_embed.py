@@ -44,6 +44,8 @@ class PvKbChunkEmbed(models.Model):
     embedding_error = fields.Char(readonly=True, help="Why the model server rejected this section (it is "
                                   "skipped until the model or its text changes).")
     embedding_error_key = fields.Char(readonly=True, help="Model and signature the error belongs to.")
+    embedding_cut = fields.Boolean(readonly=True, help="The section reached the embedding model's context and "
+                                   "was embedded cut short.")
 
     # --- the vector column ------------------------------------------------------
     def _init_embedding_column(self):
@@ -319,8 +321,8 @@ class PvKbChunkEmbed(models.Model):
             for row, (vector, was_cut) in out.done:
                 self.env.cr.execute(
                     "UPDATE pv_kb_chunk SET embedding = %s::vector, embedding_model = %s, embedded_hash = %s,"
-                    " embedding_error = NULL, embedding_error_key = NULL WHERE id = %s",
-                    [Vector(vector).to_text(), model, row[6], row[0]])
+                    " embedding_error = NULL, embedding_error_key = NULL, embedding_cut = %s WHERE id = %s",
+                    [Vector(vector).to_text(), model, row[6], bool(was_cut), row[0]])
                 if was_cut:
                     stats["cut"].append(f"{row[5]} ({row[1] or ''})")
             for row, message in out.failed:

@@ -150,13 +150,15 @@ class PvKbHealthRun(models.Model):
         cr.execute("""
             SELECT e.kb_id, count(c.id), count(c.embedding),
                    array_agg(coalesce(nullif(c.heading_path, ''), c.section_key) ORDER BY c.position)
-                       FILTER (WHERE c.embedding_error IS NOT NULL)
+                       FILTER (WHERE c.embedding_error IS NOT NULL),
+                   array_agg(coalesce(nullif(c.heading_path, ''), c.section_key) ORDER BY c.position)
+                       FILTER (WHERE c.embedding_cut AND c.embedding IS NOT NULL)
               FROM pv_kb_entry e JOIN pv_kb_chunk c ON c.entry_id = e.id AND c.section_key <> 'card'
              WHERE e.active AND e.write_date <= %s
              GROUP BY e.kb_id
         """, [limit])
-        return [health.EmbeddingInfo(kb_id, total, done, failed=failed or [])
-                for kb_id, total, done, failed in cr.fetchall()]
+        return [health.EmbeddingInfo(kb_id, total, done, failed=failed or [], cut=cut or [])
+                for kb_id, total, done, failed, cut in cr.fetchall()]
 
     @api.model
     def _retrieved_since(self, days):

@@ -93,6 +93,14 @@ class TestEmbedding(StandInCase):
         self.assertTrue(clearly_long <= result["truncated"] <= not_short, (result, clearly_long, not_short, sizes))
         self.assertIn(f"{result['truncated']} sections reached the context of embedding model short-ctx",
                       logs.output[0])
+        # kept per section, and reported by the health check
+        cut = self.Chunk.search([("embedding_cut", "=", True)])
+        self.assertEqual(len(cut), result["truncated"])
+        self.env["ir.config_parameter"].set_param("pv_kb.health_embedding_grace_minutes", -1)
+        self.env["pv.kb.health.run"]._run_health_check()
+        findings = self.env["pv.kb.finding"].search([("kind", "=", "embedding"), ("state", "=", "open")])
+        self.assertIn("gekürzt", " ".join(findings.mapped("message")))
+        self.assertTrue(set(cut.entry_id.ids) <= set(findings.entry_ids.ids))
 
     def test_resumes_after_failure_mid_run_without_duplicates_or_gaps(self):
         self.run_import(batch_files(compound_entries()))
