@@ -69,7 +69,7 @@ class Pv_Kb(Command):
         bake.add_argument("--chat-models", required=True, help="comma-separated chat models")
         bake.add_argument("--answer-modes", default="text,structured", help="comma-separated: text, structured")
         bake.add_argument("--held-out", action="store_true",
-                          help="only the held-out questions (every second of each kind, lib/bakeoff.held_out)")
+                          help="only the held-out test part of the gold set (lib/eval_protocol, as pv_kb eval)")
         bake.add_argument("--limit", type=int, default=0, help="at most this many questions (0: all)")
         bake.add_argument("--offset", type=int, default=0, help="skip this many questions first")
         bake.add_argument("--num-ctx", type=int, help="context window of the models (default: setting)")
@@ -295,13 +295,15 @@ class Pv_Kb(Command):
         from odoo.addons.pv_kb.lib import bakeoff, evaluation
 
         try:
-            gold = evaluation.load_goldset(args.goldset)
+            goldset = evaluation.read_goldset(args.goldset)
         except (OSError, ValueError) as exc:
             sys.stderr.write(f"Goldset: {exc}\n")
             return 2
-        name = args.goldset.rsplit("/", 1)[-1]
+        for note in goldset.warnings:
+            sys.stderr.write(note + "\n")
+        gold, name = goldset.questions, args.goldset.rsplit("/", 1)[-1]
         if args.held_out:
-            gold, name = bakeoff.held_out(gold), name + " (held-out)"
+            gold, name = bakeoff.held_out(gold, goldset.meta), name + " (held-out)"
         gold = gold[args.offset:]
         if args.limit:
             gold = gold[: args.limit]

@@ -27,6 +27,8 @@ import math
 import statistics
 from collections import Counter
 
+from .eval_protocol import split_goldset
+
 ANSWERABLE = ("fact", "paraphrase", "compound", "multi", "conflict")
 CHECKS = ("citations", "recall", "answered", "must_contain", "must_not_contain", "refusal", "conflict")
 
@@ -146,17 +148,14 @@ def recommend(runs: list[tuple[str, dict]]) -> tuple[int | None, str]:
     return best, text
 
 
-def held_out(questions: list, share: int = 2) -> list:
-    """A deterministic held-out part of a gold set when it names no split: every ``share``-th question of
-    each kind (the 2nd, 4th, … for 2), so every kind with two or more questions is in it and the order of
-    the file alone decides. The result is dealt round-robin over the kinds (first of each kind, then the
-    second, …), so that its first N questions (``--limit``) still hold every kind."""
-    seen: Counter = Counter()
+def held_out(questions: list, meta: dict | None = None) -> list:
+    """The held-out part of a gold set for a bake-off: its test part by the evaluation protocol (the file's own
+    split, else the default hash split of ``lib/eval_protocol``), the same questions ``pv_kb eval`` reports.
+    The result is dealt round-robin over the kinds (first of each kind, then the second, …), so that its
+    first N questions (``--limit``) still hold every kind."""
     by_kind: dict[str, list] = {}
-    for question in questions:
-        seen[question.kind] += 1
-        if seen[question.kind] % share == 0:
-            by_kind.setdefault(question.kind, []).append(question)
+    for question in split_goldset(questions, meta).test:
+        by_kind.setdefault(question.kind, []).append(question)
     out = []
     for rank in range(max((len(v) for v in by_kind.values()), default=0)):
         out.extend(group[rank] for group in by_kind.values() if rank < len(group))

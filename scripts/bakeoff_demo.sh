@@ -9,7 +9,7 @@
 # The chat models are served by scripts/local_model.sh at --url (start it first). Creates (or reuses) the
 # database with the demo KB only (41 entries: cheap to embed), embeds it with multilingual-e5-small through
 # the local stand-in (vectors cached in $PV_KB_STANDIN_CACHE), then runs `pv_kb bakeoff` over the held-out
-# questions of the demo gold set (every second question of each kind) and stores one run per model × mode
+# questions of the demo gold set (its test part, lib/eval_protocol: 30 of 57) and stores one run per model × mode
 # (Wissensbasis › Konfiguration › Bake-off-Läufe).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 db=pv_kb_bakeoff url="" models="" modes=text,structured limit=0 num_ctx=2048 prepare=0 ref=()

@@ -20,7 +20,7 @@ class PvKbBakeoffWizard(models.TransientModel):
                                  help="Empty: the demo gold set shipped with the addon.")
     goldset_filename = fields.Char("File name")
     held_out_only = fields.Boolean("Held-out questions only", default=True,
-                                   help="Every second question of each kind (lib/bakeoff.held_out).")
+                                   help="The test part of the gold set, held out from tuning (lib/eval_protocol).")
     chat_models = fields.Char("Chat models", required=True,
                               default=lambda self: self.env["pv.kb.settings"]._get()["chat_model"],
                               help="Comma-separated, e.g. qwen2.5-coder:1.5b, qwen2.5-coder:0.5b")
@@ -45,11 +45,12 @@ class PvKbBakeoffWizard(models.TransientModel):
                 text = handle.read()
             name = "demo goldset.yaml"
         try:
-            gold = evaluation.load_goldset(text)
+            goldset = evaluation.read_goldset(text)
         except evaluation.GoldsetError as exc:
             raise UserError("\n".join(exc.problems)) from exc
+        gold = goldset.questions
         if self.held_out_only:
-            gold, name = bakeoff.held_out(gold), name + " (held-out)"
+            gold, name = bakeoff.held_out(gold, goldset.meta), name + " (held-out)"
         runs = self.env["pv.kb.eval.run"]._bakeoff(gold, models_, modes, goldset_name=name)
         return {
             "type": "ir.actions.act_window", "res_model": "pv.kb.eval.run", "name": self.env._("Bake-off"),

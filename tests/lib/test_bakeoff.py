@@ -62,9 +62,13 @@ def test_recommendation_puts_citation_precision_before_latency():
     assert b.recommend([]) == (None, "")
 
 
-def test_held_out_takes_every_second_question_of_each_kind():
-    qs = [SimpleNamespace(id=f"{k}{n}", kind=k) for k in ("fact", "refuse") for n in range(1, 6)]
-    assert [q.id for q in b.held_out(qs)] == ["fact2", "refuse2", "fact4", "refuse4"]
-    qs.append(SimpleNamespace(id="x1", kind="multi"))
-    qs.append(SimpleNamespace(id="x2", kind="multi"))
-    assert [q.id for q in b.held_out(qs)][:3] == ["fact2", "refuse2", "x2"]
+def test_held_out_is_the_protocol_test_part_dealt_round_robin_over_the_kinds():
+    from lib import eval_protocol
+    qs = [SimpleNamespace(id=f"{k}{n}", kind=k) for k in ("fact", "refuse", "multi") for n in range(1, 7)]
+    test_ids = {q.id for q in eval_protocol.split_goldset(qs).test}
+    out = b.held_out(qs)
+    assert {q.id for q in out} == test_ids and len(out) == len(test_ids) == 9
+    # dealt over the kinds: the first three hold one question of each kind
+    assert [q.kind for q in out[:3]] == ["fact", "refuse", "multi"]
+    # the gold set's own split is honoured (here: nothing is tuned on)
+    assert len(b.held_out(qs, {"split": {"tuning_share": 0}})) == 18

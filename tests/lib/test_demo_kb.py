@@ -178,7 +178,8 @@ def test_goldset_ids_unique_and_expected_ids_exist(demo, gold):
     assert len(gold) >= 48
     assert len({q["id"] for q in gold}) == len(gold)
     for q in gold:
-        assert set(q) <= {"id", "question", "kind", "expected_ids", "answer_must_contain"}, q["id"]
+        assert set(q) <= {"id", "question", "kind", "expected_ids", "answer_must_contain",
+                          "answer_must_not_contain"}, q["id"]
         assert q["question"].strip(), q["id"]
         assert set(q["expected_ids"]) <= set(demo), q["id"]
 
@@ -202,6 +203,20 @@ def test_answer_strings_are_stated_by_expected_entries(demo, gold):
         texts = [demo[e][1] for e in q["expected_ids"]]
         for needle in q.get("answer_must_contain", []):
             assert any(needle in t for t in texts), f"{q['id']}: {needle!r}"
+
+
+def test_must_not_strings_are_absent_from_the_expected_entries_and_held_out(demo, gold):
+    """A hallucination check must be passable by quoting the right entries, and it only counts where the
+    bake-off looks: the held-out questions."""
+    from lib import eval_protocol, evaluation
+    test_ids = {q.id for q in eval_protocol.split_goldset(evaluation.load_goldset(GOLDSET)).test}
+    flagged = [q for q in gold if q.get("answer_must_not_contain")]
+    assert len(flagged) >= 5
+    for q in flagged:
+        assert q["id"] in test_ids, q["id"]
+        texts = [demo[e][1] for e in q["expected_ids"]]
+        for needle in q["answer_must_not_contain"]:
+            assert not any(needle in t for t in texts), f"{q['id']}: {needle!r}"
 
 
 def test_conflict_questions_cover_entries_of_different_stand(demo, gold):
