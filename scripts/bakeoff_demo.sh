@@ -39,8 +39,13 @@ fi
 start_standin --embed-model multilingual-e5-small=e5 --overhead-ms 0
 trap 'kill $STANDIN_PID 2>/dev/null' EXIT
 pv_kb_cmd import "$REPO/data/demo_kb/wissensbasis" -d "$db" --log-level=warn | head -3
-pv_kb_cmd embed -d "$db" --log-level=warn --ollama-url "$STANDIN_URL" --embedding-model multilingual-e5-small \
-    --query-prefix "query: " --passage-prefix "passage: "
+# this database's stored embedding settings: `pv_kb embed` computes the configured model only
+for kv in "embedding_model=multilingual-e5-small" "query_prefix=query: " "passage_prefix=passage: "; do
+    psql_super -d "$db" -c "INSERT INTO ir_config_parameter (key, value, create_date, write_date)
+        VALUES ('pv_kb.${kv%%=*}', '${kv#*=}', now(), now())
+        ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, write_date = now()"
+done
+pv_kb_cmd embed -d "$db" --log-level=warn --ollama-url "$STANDIN_URL"
 kill $STANDIN_PID 2>/dev/null || true
 ((prepare)) && exit 0
 say "Bake-off: $models × $modes gegen $url (num_ctx $num_ctx)"
