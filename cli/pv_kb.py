@@ -291,6 +291,7 @@ class Pv_Kb(Command):
 
     def cmd_bakeoff(self, dbname, args):
         from odoo import api
+        from odoo.exceptions import UserError
 
         from odoo.addons.pv_kb.lib import bakeoff, evaluation
 
@@ -324,8 +325,12 @@ class Pv_Kb(Command):
             for model in models_:
                 for mode in modes:
                     overrides = dict(self._overrides(args), chat_model=model, answer_mode=mode, answer_modes="")
-                    run = Run._run_gold(gold, goldset_name=name, overrides=overrides, bakeoff_ref=ref,
-                                        progress=lambda text: sys.stderr.write(text + "\n"))
+                    try:
+                        run = Run._run_gold(gold, goldset_name=name, overrides=overrides, bakeoff_ref=ref,
+                                            progress=lambda text: sys.stderr.write(text + "\n"))
+                    except UserError as exc:
+                        sys.stderr.write(f"{model} ({mode}): {exc}\n")
+                        return 1
                     cr.commit()      # each finished run is kept, whatever happens to the next
                     run_ids.append(run.id)
                     sys.stdout.write(f"{run.name}: Zitat-Präzision {run.citation_precision:.3f}, beantwortet mit "

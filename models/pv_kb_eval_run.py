@@ -10,9 +10,9 @@ import time
 from markupsafe import Markup
 
 from odoo import api, fields, models
-from odoo.exceptions import AccessError
+from odoo.exceptions import AccessError, UserError
 
-from ..lib import bakeoff
+from ..lib import bakeoff, ollama
 from ..lib.answer import structured
 
 MANAGER = "pv_kb.group_pv_kb_manager"
@@ -124,6 +124,7 @@ class PvKbEvalRun(models.Model):
         agent = self.env["pv.kb.agent"]
         settings = self.env["pv.kb.settings"]._get(overrides)
         mode = structured.mode_for(settings["chat_model"], settings["answer_modes"], settings["answer_mode"])
+        self._check_server(settings)
         line_vals = []
         for n, q in enumerate(gold, 1):
             started = time.perf_counter()
@@ -142,6 +143,21 @@ class PvKbEvalRun(models.Model):
             "line_ids": [(0, 0, v) for v in line_vals],
         })
         return self.sudo().create(vals)
+
+    @api.model
+    def _check_server(self, settings):
+        """A run measures a model: with the server down or the model missing every answer would be the
+        Notbetrieb and the run a measurement of nothing, so it does not start."""
+        client = self.env["pv.kb.settings"]._client(settings, interactive=True)
+        try:
+            missing = [m for m in (settings["chat_model"], settings["embedding_model"]) if not client.has_model(m)]
+        except ollama.OllamaError as exc:
+            raise UserError(self.env._("Kein Lauf gestartet: %(error)s", error=exc.message)) from exc
+        finally:
+            client.close()
+        if missing:
+            raise UserError(self.env._("Kein Lauf gestartet: Modell %(models)s fehlt auf %(url)s.",
+                                       models=", ".join(missing), url=ollama.redact_url(settings["ollama_url"])))
 
     @api.model
     def _bakeoff(self, gold, chat_models, answer_modes, *, goldset_name, overrides=None, progress=None):
