@@ -12,5 +12,8 @@ from . import pv_kb_retriever
 from . import pv_kb_answer_slot
 from . import pv_kb_agent
 from . import pv_kb_evaluator
+from . import pv_kb_finding
+from . import pv_kb_gap
 from . import pv_kb_health
+from . import pv_kb_entry_related
 from . import pv_kb_eval_run
