@@ -1,6 +1,7 @@
 from . import pv_kb_rpc_guard
 from . import pv_kb_settings
 from . import pv_kb_tag
+from . import pv_kb_run
 from . import pv_kb_batch
 from . import pv_kb_entry
 from . import pv_kb_chunk

@@ -36,17 +36,16 @@ class PvKbHealthRun(models.Model):
     """One run of the health check: when, how long, what it found."""
 
     _name = "pv.kb.health.run"
+    _inherit = ["pv.kb.run.mixin"]
     _description = "Knowledge base health run"
-    _order = "id desc"
 
-    date = fields.Datetime(readonly=True, default=fields.Datetime.now)
     trigger = fields.Selection(TRIGGERS, readonly=True, required=True, default="manual")
     batch_id = fields.Many2one("pv.kb.batch", "Import", readonly=True, ondelete="set null")
-    user_id = fields.Many2one("res.users", "Started by", readonly=True, default=lambda self: self.env.user)
-    duration = fields.Float("Duration (s)", readonly=True, digits=(16, 2))
     count_entries = fields.Integer("Entries checked", readonly=True)
-    count_open = fields.Integer("Open findings", readonly=True)
-    count_opened = fields.Integer("New findings", readonly=True)
+    count_open = fields.Integer("Open findings", readonly=True, help="Open findings of the whole base after this run.")
+    count_opened = fields.Integer("New findings", readonly=True,
+                                  help="Findings this run found for the first time, or again after they had been "
+                                       "resolved.")
     count_resolved = fields.Integer("Resolved findings", readonly=True)
     count_gap_questions = fields.Integer("Gap questions", readonly=True)
     timings = fields.Char("Timings (ms)", readonly=True)
