@@ -1,8 +1,9 @@
 """Hybrid retrieval: dense (pgvector: sections and entry cards) + German full text (tsvector), fused to entries.
 
-The ranking logic lives in ``lib/fusion.py``, ``lib/fulltext.py`` and ``lib/compounds.py``; this model only
-runs the SQL queries (reads only) and feeds them the question. The index it reads, and the caches derived
-from it (lexicon, synonyms, document frequencies), are written by ``models/pv_kb_chunk_index.py``.
+The ranking logic lives in ``lib/fusion.py``, ``lib/fulltext.py`` and ``lib/compounds.py``, its constants in
+``lib/ranking.py``; this model only runs the SQL queries (reads only) and feeds them the question. The index
+it reads, and the caches derived from it (lexicon, synonyms, document frequencies), are written by
+``models/pv_kb_chunk_index.py``.
 """
 import bisect
 import dataclasses
@@ -16,25 +17,13 @@ from odoo import api, models
 from odoo.tools import SQL
 
 from ..lib import embed_job, entry_card, fulltext, fusion, ollama
+from ..lib.ranking import (BROAD_RERANK, BROAD_ROWS, CANDIDATES, CARD_CANDIDATES, EF_SEARCH, FTS_RANK_NORMALIZATION,
+                           FTS_RANK_WEIGHTS, FTS_ROW_BUDGET, MAX_DF_RATIO, RECIPE)
 
 _logger = logging.getLogger(__name__)
 
 MODES = ("hybrid", "dense", "fts")
-CANDIDATES = 50          # chunks per signal before fusion
-# HNSW candidate list per dense query (pgvector's default is 40). The index is approximate: on the
-# evaluation base ef_search 50 gave dense MRR 0.821 against 0.843 exact, 100 gave 0.837; at 148,628
-# chunks 100 costs ~6 ms more per query than 50 (scripts/bench/run.sh scale 20000).
-EF_SEARCH = 100
 QUERY_EMBED_TIMEOUT = 15.0
-MAX_DF_RATIO = 0.1       # full-text query atoms matching more chunks than this are dropped (lib.fulltext)
-FTS_ROW_BUDGET = 1000     # ... and the kept atoms match at most about this many chunks together
-BROAD_RERANK = 200        # a question without telling words: full text re-ranks this many dense candidates
-CARD_CANDIDATES = 20      # entry cards per question (one per entry, lib/entry_card.py)
-# How the lists are combined (lib.fusion.rank_entries): chosen with scripts/bench/tune_fusion.py, the family by
-# 5-fold cross-validation on the tuning part of the demo gold set, the knobs on that tuning part (docs/retrieval.md):
-# weighted RRF, dense-heavy (full text 0.25), the entry cards as a third list; k comes from the rrf_k setting (30)
-RECIPE = fusion.Recipe(method="rrf", weights=(("dense", 1.0), ("fts", 0.25), ("card", 0.5)), chunk_decay=0.4,
-                       depth=20)
 
 
 @dataclass
@@ -103,7 +92,7 @@ class PvKbRetriever(models.AbstractModel):
         pruned = fulltext.prune_tsquery(tsquery, ratio, max_ratio=MAX_DF_RATIO, budget=FTS_ROW_BUDGET / total)
         rows = total * sum(min((ratio(w, p) for w, p in fulltext.atom_words(a)), default=0.0)
                            for a in fulltext.tsquery_atoms(pruned))
-        return pruned, rows > 2 * FTS_ROW_BUDGET
+        return pruned, rows > BROAD_ROWS
 
     # --- the candidate lists ----------------------------------------------------
     @api.model
@@ -177,13 +166,13 @@ class PvKbRetriever(models.AbstractModel):
         where = self._filter_sql(filters)
         if within is not None:
             where = SQL("%s AND c.id = ANY(%s)", where, list(within))
-        # ts_rank with normalisation 1 (divide by 1 + log(length)): long sections do not win by size alone
+        # ts_rank with the field weights and the length normalisation of lib/ranking.py
         self.env.cr.execute(SQL("""
-            SELECT c.id, e.kb_id, c.section_key, ts_rank('{0.1, 0.2, 0.4, 1.0}', c.search_tsv, q, 1) AS rank
+            SELECT c.id, e.kb_id, c.section_key, ts_rank(%s::float4[], c.search_tsv, q, %s) AS rank
               FROM pv_kb_chunk c JOIN pv_kb_entry e ON e.id = c.entry_id, to_tsquery('german', %s) q
              WHERE c.search_tsv @@ q AND %s
              ORDER BY rank DESC, c.id
-             LIMIT %s""", tsquery, where, limit))
+             LIMIT %s""", list(FTS_RANK_WEIGHTS), FTS_RANK_NORMALIZATION, tsquery, where, limit))
         return fusion.ranked(self.env.cr.fetchall())
 
     @api.model
