@@ -11,12 +11,11 @@ class PvKbBatch(models.Model):
     """One import of a knowledge base batch: who, when, what changed, the full report."""
 
     _name = "pv.kb.batch"
+    _inherit = ["pv.kb.run.mixin"]
     _description = "Knowledge base import batch"
-    _order = "id desc"
 
     name = fields.Char(required=True, readonly=True)
-    user_id = fields.Many2one("res.users", "Imported by", readonly=True, default=lambda self: self.env.user)
-    date = fields.Datetime(readonly=True, default=fields.Datetime.now)
+    user_id = fields.Many2one(string="Imported by")
     source_name = fields.Char("Source file", readonly=True)
     mode = fields.Selection([("add", "Add / update"), ("sync", "Full sync")], readonly=True, default="add")
     state = fields.Selection(BATCH_STATES, readonly=True, required=True, default="done")
@@ -28,7 +27,6 @@ class PvKbBatch(models.Model):
     count_archived = fields.Integer("Archived", readonly=True)
     count_rejected = fields.Integer("Rejected", readonly=True)
     count_warnings = fields.Integer("Warnings", readonly=True)
-    duration = fields.Float("Duration (s)", readonly=True, digits=(16, 2))
     report = fields.Text(readonly=True)
     issue_ids = fields.One2many("pv.kb.batch.issue", "batch_id", "Problems", readonly=True)
     entry_ids = fields.One2many("pv.kb.entry", "batch_id", "Entries", readonly=True)

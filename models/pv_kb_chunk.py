@@ -18,9 +18,9 @@ SECTION_KEYS = [
 class PvKbChunk(models.Model):
     """A section (or part of one) of an entry: the unit of retrieval.
 
-    Besides the ORM fields the table carries two columns managed in SQL by
-    this class: ``embedding vector(n)`` (pgvector, HNSW cosine index) and
-    ``search_tsv tsvector`` (German full text, GIN index).
+    Besides the ORM fields the table carries two columns managed in SQL:
+    ``embedding vector(n)`` (pgvector, HNSW cosine index; ``pv_kb_chunk_embed.py``)
+    and ``search_tsv tsvector`` (German full text, GIN index; ``pv_kb_chunk_index.py``).
     """
 
     _name = "pv.kb.chunk"
@@ -54,10 +54,7 @@ class PvKbChunk(models.Model):
                     "werden. Bitte als Superuser 'CREATE EXTENSION vector;' in der Datenbank (oder in template1) "
                     f"ausführen und das Modul erneut installieren. Technisch: {exc}") from exc
         self._init_embedding_column()
-        cr.execute("""
-            ALTER TABLE pv_kb_chunk ADD COLUMN IF NOT EXISTS search_tsv tsvector;
-            CREATE INDEX IF NOT EXISTS pv_kb_chunk_search_tsv_idx ON pv_kb_chunk USING gin (search_tsv);
-        """)
+        self._init_search_column()
 
     # --- entry cards ---------------------------------------------------------
     @api.model
@@ -66,7 +63,7 @@ class PvKbChunk(models.Model):
         entries when None). A card whose text changed gets a new content hash, so the cron embeds it again.
         Returns the number of cards created or changed."""
         self.env.flush_all()
-        table = self.env["pv.kb.retriever"]._synonyms()
+        table = self._synonyms()
         where = SQL("e.active")
         if entry_ids is not None:
             if not entry_ids:

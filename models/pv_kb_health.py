@@ -1,7 +1,8 @@
-"""The curator's cockpit: health check of the whole base, gaps from the question log, related entries.
+"""The curator's cockpit: the health check of the whole base and the numbers of the Übersicht.
 
-The logic lives in ``lib/health.py`` and ``lib/gaps.py``; this file reads the data for them (SQL where
-the amount of data asks for it), stores what they find and offers it to KB managers.
+The logic lives in ``lib/health.py``; this file reads the data for it (SQL where the amount of data asks for
+it), lets ``pv.kb.finding`` store what it finds (``models/pv_kb_finding.py``) and refreshes the gap groups
+(``models/pv_kb_gap.py``). An entry's neighbours and findings: ``models/pv_kb_entry_related.py``.
 """
 import datetime as dt
 import json
@@ -9,26 +10,14 @@ import logging
 import time
 
 from odoo import api, fields, models
-from odoo.exceptions import AccessError
 
-
-from ..lib import gaps, health, ollama, pii
+from ..lib import health
 from ..lib.answer.conflicts import detect_conflicts
 from ..lib.answer.types import EntryFacts
+from .pv_kb_finding import KINDS, SEVERITIES, check_manager
 
 _logger = logging.getLogger(__name__)
 
-KINDS = [
-    ("conflict", "Conflict"),
-    ("stale", "Outdated"),
-    ("dangling_ref", "Dangling reference"),
-    ("oneway_ref", "One-way reference"),
-    ("near_duplicate", "Near-duplicate"),
-    ("embedding", "Embedding"),
-    ("unretrieved", "Never retrieved"),
-]
-SEVERITIES = [("high", "High"), ("medium", "Medium"), ("low", "Low"), ("info", "Note")]
-FINDING_STATES = [("open", "Open"), ("accepted", "Accepted"), ("resolved", "Resolved")]
 TRIGGERS = [("cron", "Scheduled"), ("import", "After import"), ("manual", "Manual")]
 
 # key -> (default, type); stored as "pv_kb.<key>"
@@ -43,26 +32,20 @@ HEALTH_DEFAULTS = {
 DUPLICATE_NEIGHBOURS = 8   # nearest chunks looked at per entry summary (HNSW, ef_search 100)
 
 
-def _check_manager(env):
-    if not env.user.has_group("pv_kb.group_pv_kb_manager"):
-        raise AccessError(env._("Only knowledge base managers can do this."))
-
-
 class PvKbHealthRun(models.Model):
     """One run of the health check: when, how long, what it found."""
 
     _name = "pv.kb.health.run"
+    _inherit = ["pv.kb.run.mixin"]
     _description = "Knowledge base health run"
-    _order = "id desc"
 
-    date = fields.Datetime(readonly=True, default=fields.Datetime.now)
     trigger = fields.Selection(TRIGGERS, readonly=True, required=True, default="manual")
     batch_id = fields.Many2one("pv.kb.batch", "Import", readonly=True, ondelete="set null")
-    user_id = fields.Many2one("res.users", "Started by", readonly=True, default=lambda self: self.env.user)
-    duration = fields.Float("Duration (s)", readonly=True, digits=(16, 2))
     count_entries = fields.Integer("Entries checked", readonly=True)
-    count_open = fields.Integer("Open findings", readonly=True)
-    count_opened = fields.Integer("New findings", readonly=True)
+    count_open = fields.Integer("Open findings", readonly=True, help="Open findings of the whole base after this run.")
+    count_opened = fields.Integer("New findings", readonly=True,
+                                  help="Findings this run found for the first time, or again after they had been "
+                                       "resolved.")
     count_resolved = fields.Integer("Resolved findings", readonly=True)
     count_gap_questions = fields.Integer("Gap questions", readonly=True)
     timings = fields.Char("Timings (ms)", readonly=True)
@@ -245,7 +228,7 @@ class PvKbHealthRun(models.Model):
             return self.browse()
 
     def action_run_now(self):
-        _check_manager(self.env)
+        check_manager(self.env)
         run = self.sudo()._run_health_check(trigger="manual")
         return {
             "type": "ir.actions.client",
@@ -264,7 +247,7 @@ class PvKbHealthRun(models.Model):
     # --- dashboard -----------------------------------------------------------
     def action_dashboard_data(self):
         """Numbers for the Übersicht (KB managers only)."""
-        _check_manager(self.env)
+        check_manager(self.env)
         return self.sudo()._dashboard_data()
 
     @api.model
@@ -329,305 +312,6 @@ class PvKbHealthRun(models.Model):
                                  "opened": run.count_opened, "resolved": run.count_resolved,
                                  "entries": run.count_entries},
         }
-
-
-class PvKbFinding(models.Model):
-    """Something the curator should look at, found by the health check."""
-
-    _name = "pv.kb.finding"
-    _description = "Knowledge base finding"
-    _order = "state_rank, severity_rank, kind, id"
-
-    name = fields.Char(compute="_compute_name", store=True)
-    key = fields.Char(required=True, readonly=True, index=True, help="Stable key: a re-run updates this finding.")
-    kind = fields.Selection(KINDS, required=True, readonly=True, index=True)
-    severity = fields.Selection(SEVERITIES, required=True, readonly=True, index=True)
-    severity_rank = fields.Integer(compute="_compute_ranks", store=True)
-    state_rank = fields.Integer(compute="_compute_ranks", store=True)
-    entry_ids = fields.Many2many("pv.kb.entry", "pv_kb_finding_entry_rel", "finding_id", "entry_id", "Entries",
-                                 readonly=True)
-    entry_refs = fields.Char("Entry IDs", readonly=True, help="The ids as found (also when an entry is gone).")
-    message = fields.Text("Explanation", readonly=True)
-    state = fields.Selection(FINDING_STATES, required=True, readonly=True, default="open", index=True)
-    first_seen = fields.Datetime("First seen", readonly=True)
-    last_seen = fields.Datetime("Last seen", readonly=True)
-    opened_batch_id = fields.Many2one("pv.kb.batch", "Opened by import", readonly=True, ondelete="set null")
-    resolved_batch_id = fields.Many2one("pv.kb.batch", "Resolved by import", readonly=True, ondelete="set null")
-    resolved_by = fields.Many2one("res.users", "Resolved by", readonly=True)
-    resolved_at = fields.Datetime("Resolved at", readonly=True)
-    accepted_by = fields.Many2one("res.users", "Accepted by", readonly=True)
-    run_id = fields.Many2one("pv.kb.health.run", "Last run", readonly=True, ondelete="set null")
-    note = fields.Text("Curator note")
-
-    _key_uniq = models.Constraint("UNIQUE(key)", "A finding key is unique.")
-
-    @api.depends("kind", "entry_refs")
-    def _compute_name(self):
-        labels = dict(self._fields["kind"]._description_selection(self.env))
-        for finding in self:
-            finding.name = f"{labels.get(finding.kind, finding.kind)}: {finding.entry_refs or ''}"
-
-    @api.depends("severity", "state")
-    def _compute_ranks(self):
-        states = [s for s, _ in FINDING_STATES]
-        for finding in self:
-            finding.severity_rank = health.SEVERITY_RANK.get(finding.severity, 9)
-            finding.state_rank = states.index(finding.state) if finding.state in states else 9
-
-    @api.model
-    def _store(self, found, db_ids, run, batch=None):
-        """Create or update findings by key; open findings not found again are resolved. Returns
-        (opened, resolved) counts."""
-        now = fields.Datetime.now()
-        existing = {f.key: f for f in self.search([("key", "in", [f.key for f in found])])}
-        opened = 0
-        creates = []
-        for item in found:
-            vals = {"kind": item.kind, "severity": item.severity, "message": item.message, "last_seen": now,
-                    "run_id": run.id, "entry_refs": ", ".join(item.entry_ids),
-                    "entry_ids": [fields.Command.set([db_ids[i] for i in item.entry_ids if i in db_ids])]}
-            record = existing.get(item.key)
-            if record is None:
-                creates.append(dict(vals, key=item.key, state="open", first_seen=now,
-                                    opened_batch_id=batch.id if batch else False))
-                opened += 1
-            elif record.state == "resolved":   # back again: reopened, by this import when there is one
-                record.write(dict(vals, state="open", resolved_by=False, resolved_at=False, resolved_batch_id=False,
-                                  opened_batch_id=batch.id if batch else False))
-                opened += 1
-            else:
-                if record.kind != item.kind or record.message != item.message or record.severity != item.severity \
-                        or record.entry_refs != vals["entry_refs"]:
-                    record.write(vals)
-                else:
-                    record.write({"last_seen": now, "run_id": run.id})
-        self.create(creates)
-        gone = self.search([("state", "in", ("open", "accepted")), ("key", "not in", [f.key for f in found])])
-        gone.write({"state": "resolved", "resolved_at": now, "resolved_by": self.env.user.id,
-                    "resolved_batch_id": batch.id if batch else False})
-        return opened, len(gone)
-
-    def action_accept(self):
-        _check_manager(self.env)
-        self.filtered(lambda f: f.state == "open").write({"state": "accepted", "accepted_by": self.env.user.id})
-        return True
-
-    def action_reopen(self):
-        _check_manager(self.env)
-        self.filtered(lambda f: f.state == "accepted").write({"state": "open", "accepted_by": False})
-        return True
-
-
-class PvKbGap(models.Model):
-    """A group of questions the base could not answer well (refused, unsicher, 👎)."""
-
-    _name = "pv.kb.gap"
-    _description = "Knowledge base gap"
-    _order = "count desc, id"
-
-    key = fields.Char(required=True, readonly=True, index=True)
-    name = fields.Char("Group", readonly=True)
-    kind = fields.Selection([("topic", "Nearest topic"), ("cluster", "Similar questions")], readonly=True,
-                            required=True)
-    topic = fields.Char(readonly=True)
-    query_ids = fields.Many2many("pv.kb.query", "pv_kb_gap_query_rel", "gap_id", "query_id", "Questions",
-                                 readonly=True)
-    count = fields.Integer("Number of questions", readonly=True)
-    count_refused = fields.Integer("Refused", readonly=True)
-    count_unsure = fields.Integer("Unverified", readonly=True)
-    count_down = fields.Integer("👎", readonly=True)
-    similarity = fields.Float("Mean similarity", readonly=True, digits=(3, 3))
-    first_date = fields.Date("First asked", readonly=True)
-    last_date = fields.Date("Last asked", readonly=True)
-    per_week = fields.Char("Per week", readonly=True)
-    note = fields.Text("Entry to create", help="What entry would answer these questions (for the curator).")
-    note_state = fields.Selection([("new", "New"), ("planned", "Entry planned"), ("done", "Entry created"),
-                                   ("ignored", "Ignored")], "Curation", default="new", required=True)
-    active = fields.Boolean(default=True, readonly=True)
-
-    _key_uniq = models.Constraint("UNIQUE(key)", "A gap key is unique.")
-
-    @api.model
-    def _gap_questions(self):
-        Query = self.env["pv.kb.query"].sudo()
-        records = Query.search(["|", ("status", "in", list(gaps.GAP_STATUSES)), ("feedback", "=", "down")],
-                               order="id")
-        return records
-
-    @api.model
-    def _embed_profiles(self, texts, settings):
-        """Vectors of the entries' profiles (knowledge base text, one batched request per batch size)."""
-        if not texts:
-            return []
-        client = self.env["pv.kb.settings"]._client(settings)
-        prefix = settings["passage_prefix"] or ""
-        try:
-            return client.embed(settings["embedding_model"], [prefix + t for t in texts],
-                                origin=ollama.KB_TEXT).vectors
-        except ollama.OllamaError as exc:
-            _logger.info("pv_kb: gap grouping without topic profiles: %s", exc)
-            return [None] * len(texts)
-        finally:
-            client.close()
-
-    @api.model
-    def _embed_questions(self, texts, settings):
-        """Vectors of logged questions (None where the server or the personal-data gate fails).
-
-        The log holds masked questions already; each still passes the gate again, one request per
-        question, because the Ollama client sends user text only with that request's gate mark.
-        """
-        vectors = [None] * len(texts)
-        if not texts:
-            return vectors
-        Settings = self.env["pv.kb.settings"]
-        client = Settings._client(settings)
-        prefix = settings["query_prefix"] or ""
-        try:
-            for pos, text in enumerate(texts):
-                try:
-                    gated = Settings._pii_gate(text)
-                except pii.PiiGateError as exc:
-                    _logger.info("pv_kb: gap question %s left out, personal-data gate: %s", pos, exc)
-                    continue
-                vectors[pos] = client.embed(settings["embedding_model"], [prefix + gated.question],
-                                            batch_size=1, origin=gated).vectors[0]
-        except ollama.OllamaError as exc:
-            _logger.info("pv_kb: gap grouping without question embeddings: %s", exc)
-        finally:
-            client.close()
-        return vectors
-
-    @api.model
-    def _refresh_gaps(self, opts):
-        """Group the gap questions by nearest topic and by similar question; returns their number."""
-        records = self._gap_questions()
-        if not records:
-            self.search([]).write({"active": False})
-            return 0
-        settings = self.env["pv.kb.settings"]._get()
-        focus = gaps.focus_texts(records.mapped("question"))
-        vectors = self._embed_questions(focus, settings)
-        questions = [gaps.LoggedQuestion(q.id, q.question, q.status, q.feedback or "", q.feedback_comment or "",
-                                         fields.Date.to_date(q.create_date), v)
-                     for q, v in zip(records, vectors)]
-        references = []
-        if any(vectors):
-            entries = self.env["pv.kb.entry"].search([])
-            profile = [gaps.profile_text(e.name, e.tag_ids.mapped("name")) for e in entries]
-            ref_vectors = self._embed_profiles(profile, settings)
-            references = [(e.topic or "", v) for e, v in zip(entries, ref_vectors) if v]
-        groups = gaps.group_by_topic(questions, references)
-        groups += gaps.cluster(questions, opts["health_gap_cluster_threshold"])
-        seen = self.browse()
-        existing = {g.key: g for g in self.with_context(active_test=False).search([])}
-        for group in groups:
-            days = [q.date for q in questions if q.query_id in set(group.query_ids) and q.date]
-            vals = {"name": group.label, "kind": group.kind, "topic": group.key.split(":", 1)[1]
-                    if group.kind == "topic" else False, "query_ids": [fields.Command.set(group.query_ids)],
-                    "count": len(group.query_ids), "count_refused": group.refused, "count_unsure": group.unsure,
-                    "count_down": group.thumbs_down, "similarity": group.similarity,
-                    "first_date": min(days) if days else False, "last_date": max(days) if days else False,
-                    "per_week": ", ".join(f"{w}: {n}" for w, n in sorted(group.per_week.items())), "active": True}
-            record = existing.get(group.key)
-            if record:
-                record.write(vals)
-            else:
-                record = self.create(dict(vals, key=group.key))
-            seen |= record
-        (self.with_context(active_test=False).search([]) - seen).write({"active": False})
-        return len(records)
-
-    def action_open_questions(self):
-        self.ensure_one()
-        return {
-            "type": "ir.actions.act_window",
-            "name": self.name,
-            "res_model": "pv.kb.query",
-            "view_mode": "list,form",
-            "domain": [("id", "in", self.query_ids.ids)],
-        }
-
-    def action_plan_entry(self):
-        """"Eintrag anlegen": the curator marks the gap as planned (the note says what the entry needs)."""
-        _check_manager(self.env)
-        self.write({"note_state": "planned"})
-        return True
-
-    def action_mark_done(self):
-        _check_manager(self.env)
-        self.write({"note_state": "done"})
-        return True
-
-
-class PvKbEntry(models.Model):
-    _inherit = "pv.kb.entry"
-
-    referenced_by_ids = fields.Many2many("pv.kb.entry", compute="_compute_related", string="Referenced by")
-    same_basis_ids = fields.Many2many("pv.kb.entry", compute="_compute_related", string="Same legal basis")
-    nearest_ids = fields.Many2many("pv.kb.entry", compute="_compute_related", string="Nearest by meaning")
-    # curator data: only managers read them (the form shows them to managers only)
-    open_finding_ids = fields.Many2many("pv.kb.finding", compute="_compute_open_findings", string="Open findings",
-                                        groups="pv_kb.group_pv_kb_manager")
-    open_finding_count = fields.Integer(compute="_compute_open_findings", string="Findings",
-                                        groups="pv_kb.group_pv_kb_manager")
-
-    def _compute_open_findings(self):
-        Finding = self.env["pv.kb.finding"]
-        for entry in self:
-            findings = Finding.search([("entry_ids", "in", entry.id), ("state", "=", "open")]) \
-                if isinstance(entry.id, int) else Finding
-            entry.open_finding_ids = findings
-            entry.open_finding_count = len(findings)
-
-    def _compute_related(self):
-        for entry in self:
-            if not entry.id or not isinstance(entry.id, int):
-                entry.referenced_by_ids = entry.same_basis_ids = entry.nearest_ids = False
-                continue
-            entry.referenced_by_ids = self.search([("cross_ref_ids", "in", entry.id)])
-            entry.same_basis_ids = self.search([("legal_basis_ids", "in", entry.legal_basis_ids.ids),
-                                                ("id", "!=", entry.id)], limit=20) if entry.legal_basis_ids \
-                else False
-            entry.nearest_ids = self.browse(self._nearest_entry_ids(entry.id))
-
-    @api.model
-    def _nearest_entry_ids(self, entry_id, limit=5):
-        """Entries whose sections are nearest to this entry's summary (HNSW index)."""
-        cr = self.env.cr
-        cr.execute("""SELECT embedding::text FROM pv_kb_chunk WHERE entry_id = %s AND embedding IS NOT NULL
-                       ORDER BY (section_key = 'zusammenfassung') DESC, position LIMIT 1""", [entry_id])
-        row = cr.fetchone()
-        if not row:
-            return []
-        cr.execute("SET LOCAL hnsw.ef_search = 100")
-        cr.execute("""SELECT entry_id FROM pv_kb_chunk WHERE embedding IS NOT NULL AND entry_active
-                       ORDER BY embedding <=> %s::vector LIMIT 40""", [row[0]])
-        found = []
-        for (other,) in cr.fetchall():
-            if other != entry_id and other not in found:
-                found.append(other)
-        return found[:limit]
-
-    def action_open_findings(self):
-        self.ensure_one()
-        _check_manager(self.env)
-        title = self.env._("Findings")
-        domain = [("entry_ids", "in", self.id)]
-        return {"type": "ir.actions.act_window", "name": title, "res_model": "pv.kb.finding",
-                "view_mode": "list,form", "domain": domain}
-
-
-class PvKbQuery(models.Model):
-    _inherit = "pv.kb.query"
-
-    is_gap = fields.Boolean("Gap", compute="_compute_is_gap", store=True, index=True,
-                            help="Refused, unverified or rated 👎.")
-
-    @api.depends("status", "feedback")
-    def _compute_is_gap(self):
-        for query in self:
-            query.is_gap = query.status in gaps.GAP_STATUSES or query.feedback == "down"
 
 
 class ResConfigSettings(models.TransientModel):

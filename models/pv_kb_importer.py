@@ -132,7 +132,7 @@ class PvKbImporter(models.AbstractModel):
         refs_to_resolve = Entry.search(["|", ("kb_id", "in", plan.new + plan.changed + plan.reactivated),
                                         ("dangling_refs", "!=", False)])
         refs_to_resolve._resolve_cross_refs(refs_to_resolve)
-        self.env["pv.kb.retriever"]._index_chunks(touched_chunk_ids)
+        self.env["pv.kb.chunk"]._index_chunks(touched_chunk_ids)
         touched_entries = Entry.search([("kb_id", "in", plan.new + plan.changed + plan.reactivated)])
         self.env["pv.kb.chunk"]._sync_cards(touched_entries.ids)
 

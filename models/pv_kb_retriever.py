@@ -1,14 +1,14 @@
 """Hybrid retrieval: dense (pgvector: sections and entry cards) + German full text (tsvector), fused to entries.
 
-The ranking logic lives in ``lib/fusion.py``, ``lib/fulltext.py`` and ``lib/compounds.py``; this
-model only runs the SQL queries and feeds them the question.
+The ranking logic lives in ``lib/fusion.py``, ``lib/fulltext.py`` and ``lib/compounds.py``, its constants in
+``lib/ranking.py``; this model only runs the SQL queries (reads only) and feeds them the question. The index
+it reads, and the caches derived from it (lexicon, synonyms, document frequencies), are written by
+``models/pv_kb_chunk_index.py``.
 """
 import bisect
 import dataclasses
 import logging
-import threading
 import time
-import uuid
 from dataclasses import dataclass, field
 
 from pgvector import Vector
@@ -16,28 +16,14 @@ from pgvector import Vector
 from odoo import api, models
 from odoo.tools import SQL
 
-from ..lib import compounds, embed_job, entry_card, fulltext, fusion, ollama
+from ..lib import embed_job, entry_card, fulltext, fusion, ollama
+from ..lib.ranking import (BROAD_RERANK, BROAD_ROWS, CANDIDATES, CARD_CANDIDATES, EF_SEARCH, FTS_RANK_NORMALIZATION,
+                           FTS_RANK_WEIGHTS, FTS_ROW_BUDGET, MAX_DF_RATIO, RECIPE)
 
 _logger = logging.getLogger(__name__)
 
 MODES = ("hybrid", "dense", "fts")
-CANDIDATES = 50          # chunks per signal before fusion
-# HNSW candidate list per dense query (pgvector's default is 40). The index is approximate: on the
-# evaluation base ef_search 50 gave dense MRR 0.821 against 0.843 exact, 100 gave 0.837; at 148,628
-# chunks 100 costs ~6 ms more per query than 50 (scripts/bench/run.sh scale 20000).
-EF_SEARCH = 100
 QUERY_EMBED_TIMEOUT = 15.0
-_CACHE_LOCK = threading.Lock()
-_CACHE = {}              # (dbname, name) -> (version, value): lexicon, synonyms, document frequencies
-MAX_DF_RATIO = 0.1       # full-text query atoms matching more chunks than this are dropped (lib.fulltext)
-FTS_ROW_BUDGET = 1000     # ... and the kept atoms match at most about this many chunks together
-BROAD_RERANK = 200        # a question without telling words: full text re-ranks this many dense candidates
-CARD_CANDIDATES = 20      # entry cards per question (one per entry, lib/entry_card.py)
-# How the lists are combined (lib.fusion.rank_entries): chosen with scripts/bench/tune_fusion.py, the family by
-# 5-fold cross-validation on the tuning part of the demo gold set, the knobs on that tuning part (docs/retrieval.md):
-# weighted RRF, dense-heavy (full text 0.25), the entry cards as a third list; k comes from the rrf_k setting (30)
-RECIPE = fusion.Recipe(method="rrf", weights=(("dense", 1.0), ("fts", 0.25), ("card", 0.5)), chunk_decay=0.4,
-                       depth=20)
 
 
 @dataclass
@@ -73,56 +59,7 @@ class PvKbRetriever(models.AbstractModel):
     _name = "pv.kb.retriever"
     _description = "Knowledge base retrieval"
 
-    # --- cached German text resources ---------------------------------------
-    @api.model
-    def _index_version(self):
-        return self.env["ir.config_parameter"].sudo().get_param("pv_kb.index_version", "0")
-
-    @api.model
-    def _bump_index_version(self):
-        # a fresh token, not a counter: a rolled-back import must not leave caches that a later one would reuse
-        self.env["ir.config_parameter"].sudo().set_param("pv_kb.index_version", uuid.uuid4().hex)
-
-    @api.model
-    def _cached(self, name, version, build):
-        """Per-process cache of a value derived from the base, rebuilt when ``version`` changes."""
-        key = (self.env.cr.dbname, name)
-        cached = _CACHE.get(key)
-        if cached and cached[0] == version:
-            return cached[1]
-        value = build()
-        with _CACHE_LOCK:
-            _CACHE[key] = (version, value)
-        return value
-
-    @api.model
-    def _lexicon(self):
-        """Word counts of the active base: the dictionary for compound splitting (lib.compounds)."""
-        def build():
-            self.env.cr.execute("""
-                SELECT c.text, c.heading_path, e.name FROM pv_kb_chunk c JOIN pv_kb_entry e ON e.id = c.entry_id
-                 WHERE e.active AND c.section_key <> %s""", [entry_card.CARD_KEY])
-            return compounds.build_lexicon(" ".join(filter(None, row)) for row in self.env.cr.fetchall())
-        return self._cached("lexicon", self._index_version(), build)
-
-    @api.model
-    def _synonyms(self):
-        self.env["pv.kb.synonym"].flush_model()
-        self.env.cr.execute("SELECT count(*), max(write_date) FROM pv_kb_synonym WHERE active")
-        return self._cached("synonyms", self.env.cr.fetchone(),
-                            lambda: fulltext.parse_synonyms(self.env["pv.kb.synonym"].sudo()._rows()))
-
-    @api.model
-    def _lexeme_df(self):
-        """Document frequency of every lexeme in the full-text index (ts_stat): (chunks, {lexeme: n}, sorted)."""
-        def build():
-            self.env.cr.execute("SELECT count(*) FROM pv_kb_chunk WHERE search_tsv IS NOT NULL")
-            total = self.env.cr.fetchone()[0]
-            self.env.cr.execute("SELECT word, ndoc FROM ts_stat('SELECT search_tsv FROM pv_kb_chunk')")
-            df = dict(self.env.cr.fetchall())
-            return max(total, 1), df, sorted(df)
-        return self._cached("df", self._index_version(), build)
-
+    # --- the question's full-text query ---------------------------------------
     @api.model
     def _prune_query(self, tsquery):
         """Drop OR atoms that match a large share of the chunks (see lib.fulltext.prune_tsquery).
@@ -133,7 +70,7 @@ class PvKbRetriever(models.AbstractModel):
         atoms = fulltext.tsquery_atoms(tsquery)
         if not atoms:
             return tsquery, False
-        total, df, lexemes = self._lexeme_df()
+        total, df, lexemes = self.env["pv.kb.chunk"]._lexeme_df()
         words = sorted({w for atom in atoms for w, _prefix in fulltext.atom_words(atom)})
         self.env.cr.execute("SELECT w, ts_lexize('german_stem', w) FROM unnest(%s::text[]) w", [words])
         stems = {w: (stem[0] if stem else None) for w, stem in self.env.cr.fetchall()}
@@ -155,47 +92,9 @@ class PvKbRetriever(models.AbstractModel):
         pruned = fulltext.prune_tsquery(tsquery, ratio, max_ratio=MAX_DF_RATIO, budget=FTS_ROW_BUDGET / total)
         rows = total * sum(min((ratio(w, p) for w, p in fulltext.atom_words(a)), default=0.0)
                            for a in fulltext.tsquery_atoms(pruned))
-        return pruned, rows > 2 * FTS_ROW_BUDGET
+        return pruned, rows > BROAD_ROWS
 
-    # --- index side ------------------------------------------------------------
-    @api.model
-    def _index_chunks(self, chunk_ids=None):
-        """Compute ``search_tsv`` for chunks with compound parts (lib.compounds) and field weights.
-
-        A = entry id, title, tags, legal bases, topic; B = heading; D = text.
-        """
-        self.env.flush_all()
-        self._bump_index_version()
-        lexicon = self._lexicon()
-        where = SQL("c.id = ANY(%s)", list(chunk_ids)) if chunk_ids is not None else SQL("TRUE")
-        where = SQL("%s AND c.section_key <> %s", where, entry_card.CARD_KEY)   # a card is no passage
-        self.env.cr.execute(SQL("""
-            SELECT c.id, concat_ws(' ', e.kb_id, e.name, e.topic,
-                       (SELECT string_agg(t.name, ' ') FROM pv_kb_entry_tag_rel r JOIN pv_kb_tag t ON t.id = r.tag_id
-                         WHERE r.entry_id = e.id),
-                       (SELECT string_agg(b.name, ' ') FROM pv_kb_entry_legal_basis_rel r
-                          JOIN pv_kb_legal_basis b ON b.id = r.basis_id WHERE r.entry_id = e.id)),
-                   coalesce(c.heading_path, ''), coalesce(c.text, '')
-              FROM pv_kb_chunk c JOIN pv_kb_entry e ON e.id = c.entry_id WHERE %s""", where))
-        rows = self.env.cr.fetchall()
-        ids, heads, headings, bodies = [], [], [], []
-        for chunk_id, head, heading, body in rows:
-            ids.append(chunk_id)
-            heads.append(compounds.index_text(head, lexicon))
-            headings.append(compounds.index_text(heading, lexicon))
-            bodies.append(compounds.index_text(body, lexicon))
-        if not ids:
-            return 0
-        self.env.cr.execute("""
-            UPDATE pv_kb_chunk c SET search_tsv =
-                   setweight(to_tsvector('german', v.head), 'A')
-                || setweight(to_tsvector('german', v.heading), 'B')
-                || setweight(to_tsvector('german', v.body), 'D')
-              FROM unnest(%s::int[], %s::text[], %s::text[], %s::text[]) AS v(id, head, heading, body)
-             WHERE c.id = v.id""", [ids, heads, headings, bodies])
-        return len(ids)
-
-    # --- query side ------------------------------------------------------------
+    # --- the candidate lists ----------------------------------------------------
     @api.model
     def _filter_sql(self, filters):
         filters = filters or {}
@@ -267,13 +166,13 @@ class PvKbRetriever(models.AbstractModel):
         where = self._filter_sql(filters)
         if within is not None:
             where = SQL("%s AND c.id = ANY(%s)", where, list(within))
-        # ts_rank with normalisation 1 (divide by 1 + log(length)): long sections do not win by size alone
+        # ts_rank with the field weights and the length normalisation of lib/ranking.py
         self.env.cr.execute(SQL("""
-            SELECT c.id, e.kb_id, c.section_key, ts_rank('{0.1, 0.2, 0.4, 1.0}', c.search_tsv, q, 1) AS rank
+            SELECT c.id, e.kb_id, c.section_key, ts_rank(%s::float4[], c.search_tsv, q, %s) AS rank
               FROM pv_kb_chunk c JOIN pv_kb_entry e ON e.id = c.entry_id, to_tsquery('german', %s) q
              WHERE c.search_tsv @@ q AND %s
              ORDER BY rank DESC, c.id
-             LIMIT %s""", tsquery, where, limit))
+             LIMIT %s""", list(FTS_RANK_WEIGHTS), FTS_RANK_NORMALIZATION, tsquery, where, limit))
         return fusion.ranked(self.env.cr.fetchall())
 
     @api.model
@@ -299,7 +198,8 @@ class PvKbRetriever(models.AbstractModel):
         ``cards``: fetch the entry-card list in hybrid mode (default: when :data:`RECIPE` uses it)."""
         cards = bool(dict(RECIPE.weights).get("card")) if cards is None else cards
         started = time.perf_counter()
-        cand = Candidates(lists={}, plan=fulltext.build_query(query, self._lexicon(), self._synonyms()), used=mode)
+        Chunk = self.env["pv.kb.chunk"]
+        cand = Candidates(lists={}, plan=fulltext.build_query(query, Chunk._lexicon(), Chunk._synonyms()), used=mode)
         # a question without a telling word ("broad"): the text signal re-ranks the semantic candidates instead
         # of ranking a large part of the base, so the one dense query fetches that many
         tsquery, broad = self._prune_query(cand.plan.tsquery) if mode in ("hybrid", "fts") else ("", False)
@@ -311,7 +211,7 @@ class PvKbRetriever(models.AbstractModel):
                 vector = self._query_vector(query, settings, client, gated)
                 cand.timings["embed_ms"] = (time.perf_counter() - t0) * 1000
                 t0 = time.perf_counter()
-                if len(vector) != (settings.get("vector_dim") or self.env["pv.kb.chunk"]._embedding_dim()):
+                if len(vector) != (settings.get("vector_dim") or Chunk._embedding_dim()):
                     # the model was switched and the cron has not rebuilt the column yet
                     cand.degraded = self.env._("The embeddings are being recomputed for the model %(model)s: "
                                                "results come from full-text search only.",

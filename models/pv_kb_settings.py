@@ -6,7 +6,7 @@ from odoo import _, api, fields, models
 from odoo.exceptions import AccessError, UserError, ValidationError
 from odoo.tools import config
 
-from ..lib import ollama, pii
+from ..lib import ollama, pii, ranking
 
 _logger = logging.getLogger(__name__)
 
@@ -26,7 +26,7 @@ DEFAULTS = {
     "query_prefix": ("", str),
     "passage_prefix": ("", str),
     "top_k": (8, int),
-    "rrf_k": (30, int),   # chosen with the fusion recipe (pv_kb_retriever.RECIPE)
+    "rrf_k": (ranking.RRF_K, int),   # chosen with the fusion recipe (lib/ranking.py)
     "connect_timeout": (3.0, float),
     "read_timeout": (120.0, float),
     "embed_batch_size": (32, int),

@@ -24,8 +24,8 @@ if os.environ.get("STANDIN_URL"):
 Retriever = env["pv.kb.retriever"]
 settings = env["pv.kb.settings"]._get(overrides)
 status = env["pv.kb.chunk"]._embedding_status(settings["embedding_model"], settings["passage_prefix"])
-Retriever._lexicon()      # warm the per-process caches once
-Retriever._synonyms()
+env["pv.kb.chunk"]._lexicon()      # warm the per-process caches once
+env["pv.kb.chunk"]._synonyms()
 vectors = {}
 dim = status["dim"]
 if os.environ.get("BENCH_RANDOM_VECTORS"):

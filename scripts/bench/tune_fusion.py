@@ -18,8 +18,7 @@ import dataclasses
 import itertools
 import os
 
-from odoo.addons.pv_kb.lib import eval_protocol, evaluation, fusion
-from odoo.addons.pv_kb.models import pv_kb_retriever
+from odoo.addons.pv_kb.lib import eval_protocol, evaluation, fusion, ranking
 
 env = env  # noqa: F821
 DATA = os.path.join(os.path.dirname(evaluation.__file__), "..", "data", "demo_kb")
@@ -63,7 +62,7 @@ def row(m):
 every = list(tuning) + list(split.test) + [q for g in heldout_sets for q in g.questions]
 cases = fetch(list({q.id: q for q in every}.values()))
 W = lambda **w: tuple((n, v) for n, v in w.items() if v)  # noqa: E731
-current = dataclasses.replace(pv_kb_retriever.RECIPE, k=settings["rrf_k"])
+current = dataclasses.replace(ranking.RECIPE, k=settings["rrf_k"])
 dense_only = fusion.Recipe(weights=W(dense=1.0), depth=None)
 fts_only = fusion.Recipe(weights=W(fts=1.0), depth=None)
 families = {

@@ -307,7 +307,7 @@ def test_every_model_request_in_the_code_carries_its_origin():
     # dimension probe and the embedding benchmark send KB_TEXT, and the health check's entry profiles (title
     # and tags); everything that carries a question passes the request's pii.Gated (the health check's gap
     # grouping too, one gate per logged question)
-    assert kb_text == ["lib/ollama.py", "models/pv_kb_chunk_embed.py", "models/pv_kb_health.py",
+    assert kb_text == ["lib/ollama.py", "models/pv_kb_chunk_embed.py", "models/pv_kb_gap.py",
                        "scripts/bench/bench_embed.py"], kb_text
     gated = sorted({rel for rel, _line, origin in calls if origin and not origin.endswith("KB_TEXT")})
-    assert gated == ["lib/answer/respond.py", "models/pv_kb_health.py", "models/pv_kb_retriever.py"], gated
+    assert gated == ["lib/answer/respond.py", "models/pv_kb_gap.py", "models/pv_kb_retriever.py"], gated

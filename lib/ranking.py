@@ -1,0 +1,52 @@
+"""The retriever's ranking constants, each with how it was chosen.
+
+The retriever (``models/pv_kb_retriever.py``) and the tuning bench (``scripts/bench/tune_fusion.py``) read
+them from here. Measurements: docs/retrieval.md (the fusion recipe) and docs/measurements.md (the HNSW search).
+A constant marked "not measured" was set when the code was written and has never been compared with
+other values: a candidate for the tuning bench, not a finding.
+"""
+from . import fusion
+
+# --- candidates per signal -------------------------------------------------------------------------------
+# Chunks each signal (dense sections, full text) delivers before fusion. Not measured: set with the first
+# retriever; the recipe reads only the first RECIPE.depth (20) of each list.
+CANDIDATES = 50
+# Entry cards per question (one per entry, lib/entry_card.py). Not measured as a knob: the tuning grid varied
+# the card weight, never the count; equal to RECIPE.depth.
+CARD_CANDIDATES = 20
+# HNSW candidate list per dense query (pgvector's default is 40). The index is approximate: on the evaluation
+# base ef_search 50 gave dense MRR 0.821 against 0.843 exact, 100 gave 0.837; at 148,628 chunks 100 costs
+# ~6 ms more per query than 50 (scripts/bench/run.sh scale 20000; docs/measurements.md, 2026-11-29).
+EF_SEARCH = 100
+
+# --- full-text pruning (lib.fulltext.prune_tsquery) ------------------------------------------------------
+# Query atoms matching more than this share of the chunks are dropped. Not measured: set when pruning came
+# (2026-11-29); lib.fulltext's own default is 0.15.
+MAX_DF_RATIO = 0.1
+# ... and the kept atoms match at most about this many chunks together. Not measured: lowered from 2,000 to
+# 1,000 on 2026-11-29 with no number recorded for either.
+FTS_ROW_BUDGET = 1000
+# A question whose kept atoms still match more than this many rows is "broad" (no telling word). Not measured.
+BROAD_ROWS = 2 * FTS_ROW_BUDGET
+# For a broad question full text only re-ranks this many dense candidates. Not measured.
+BROAD_RERANK = 200
+
+# --- full-text score (PostgreSQL ts_rank) ------------------------------------------------------------------
+# Weights of the tsvector's field classes D, C, B, A (D text, B heading, A id/title/tags/legal bases/topic):
+# PostgreSQL's own defaults, written out. Not measured.
+FTS_RANK_WEIGHTS = (0.1, 0.2, 0.4, 1.0)
+# ts_rank normalisation 1 (divide by 1 + log(length)): long sections do not win by size alone. Not measured
+# against the other normalisations.
+FTS_RANK_NORMALIZATION = 1
+
+# --- fusion ------------------------------------------------------------------------------------------------
+# RRF's k (the default of the rrf_k setting): 30, chosen with the recipe below by 5-fold cross-validation on
+# the tuning part of the demo gold set from the grid 10/30/60 (docs/retrieval.md, "Fusion").
+RRF_K = 30
+# How the lists are combined (lib.fusion.rank_entries): chosen with scripts/bench/tune_fusion.py, the family by
+# 5-fold cross-validation on the tuning part of the demo gold set, the knobs on that tuning part
+# (docs/retrieval.md): weighted RRF, dense-heavy (full text 0.25, the smallest weight of the grid), the entry
+# cards as a third list (0.5), decay 0.4. Depth 20 was fixed in every recipe of the grid and the Kernwerte
+# boost (lib.fusion.Recipe's 1.25) was not varied: neither measured. The retriever takes k from rrf_k.
+RECIPE = fusion.Recipe(method="rrf", k=RRF_K, weights=(("dense", 1.0), ("fts", 0.25), ("card", 0.5)),
+                       chunk_decay=0.4, depth=20)

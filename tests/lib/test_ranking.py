@@ -1,0 +1,42 @@
+"""Tests for lib.ranking: the retriever's constants fit together, and each says how it was chosen."""
+import ast
+import pathlib
+
+from lib import ranking
+
+SOURCE = pathlib.Path(ranking.__file__).read_text(encoding="utf-8")
+
+
+def test_every_constant_has_a_comment_on_how_it_was_chosen():
+    lines = SOURCE.splitlines()
+    constants = [node for node in ast.parse(SOURCE).body if isinstance(node, ast.Assign)]
+    assert len(constants) >= 10
+    for node in constants:
+        above = lines[node.lineno - 2].strip()
+        assert above.startswith("#"), f"{ast.unparse(node.targets[0])} has no comment above it"
+
+
+def test_the_recipe_reads_no_deeper_than_the_lists_deliver():
+    assert ranking.RECIPE.depth <= ranking.CANDIDATES
+    assert ranking.RECIPE.depth <= ranking.CARD_CANDIDATES
+
+
+def test_the_recipe_uses_the_default_of_the_rrf_k_setting():
+    assert ranking.RECIPE.k == ranking.RRF_K == 30
+
+
+def test_the_recipe_fuses_dense_full_text_and_the_entry_cards():
+    weights = dict(ranking.RECIPE.weights)
+    assert weights == {"dense": 1.0, "fts": 0.25, "card": 0.5}
+    assert "card" in ranking.RECIPE.entry_signals   # the retriever fetches the card list when it has a weight
+
+
+def test_a_broad_question_reranks_at_least_the_usual_dense_candidates():
+    # the dense list of a broad question is cut back to CANDIDATES after the re-rank pool is taken from it
+    assert ranking.BROAD_RERANK >= ranking.CANDIDATES
+    assert ranking.BROAD_ROWS > ranking.FTS_ROW_BUDGET
+
+
+def test_full_text_weights_are_postgresql_defaults_for_d_c_b_a():
+    assert ranking.FTS_RANK_WEIGHTS == (0.1, 0.2, 0.4, 1.0)
+    assert ranking.FTS_RANK_NORMALIZATION == 1
