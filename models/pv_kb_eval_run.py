@@ -152,11 +152,11 @@ class PvKbEvalRun(models.Model):
         try:
             missing = [m for m in (settings["chat_model"], settings["embedding_model"]) if not client.has_model(m)]
         except ollama.OllamaError as exc:
-            raise UserError(self.env._("Kein Lauf gestartet: %(error)s", error=exc.message)) from exc
+            raise UserError(self.env._("No run started: %(error)s", error=exc.message)) from exc
         finally:
             client.close()
         if missing:
-            raise UserError(self.env._("Kein Lauf gestartet: Modell %(models)s fehlt auf %(url)s.",
+            raise UserError(self.env._("No run started: model %(models)s is missing on %(url)s.",
                                        models=", ".join(missing), url=ollama.redact_url(settings["ollama_url"])))
 
     @api.model

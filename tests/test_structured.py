@@ -5,9 +5,10 @@ regenerated once and then dropped; the statements that pass are shown, rendered 
 the user gets the extractive quotes with a one-line reason and the rejected text stays in the question log.
 """
 import json
+import socket
 
 from odoo.tests import new_test_user, tagged
-from odoo.exceptions import AccessError
+from odoo.exceptions import AccessError, UserError
 from odoo.tools import mute_logger
 
 from odoo.addons.pv_kb.lib import bakeoff, evaluation
@@ -188,6 +189,19 @@ class TestBakeoffRuns(StandInCase):
         # failed questions first
         lines = runs[0].line_ids.sorted()
         self.assertEqual(lines.mapped("passed"), sorted(lines.mapped("passed")))
+
+    def test_a_run_does_not_start_without_its_model_or_server(self):
+        Run = self.env["pv.kb.eval.run"]
+        before = Run.search_count([])
+        with self.assertRaisesRegex(UserError, "no-such-model"):
+            Run._bakeoff(self.gold(), ["no-such-model"], ["text"], goldset_name="mini")
+        with socket.socket() as sock:    # a port nothing listens on
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        with self.assertRaisesRegex(UserError, str(port)):
+            Run._bakeoff(self.gold(), ["standin-chat"], ["text"], goldset_name="mini",
+                         overrides={"ollama_url": f"http://127.0.0.1:{port}"})
+        self.assertEqual(Run.search_count([]), before)
 
     def test_only_managers_start_a_bakeoff(self):
         user = new_test_user(self.env, "pvkb_bake_user", groups="pv_kb.group_pv_kb_user")
