@@ -6,11 +6,11 @@ from odoo import _, api, fields, models
 from odoo.exceptions import AccessError, UserError, ValidationError
 from odoo.tools import config
 
-from ..lib import ollama, pii
+from ..lib import ollama, pii, pii_names
 
 _logger = logging.getLogger(__name__)
 
-# known names per database and process: (signature of the source tables, pii.KnownNames)
+# known names per database and process: (signature of the source tables, pii_names.KnownNames)
 _KNOWN_NAMES = {}
 _KNOWN_NAMES_LOCK = threading.Lock()
 
@@ -187,8 +187,8 @@ class PvKbSettings(models.AbstractModel):
                 cached["signature"] = signature
             else:
                 companies = tuple(n for n in self.env["res.company"].sudo().search([]).mapped("name") if n)
-                _KNOWN_NAMES[key] = cached = {"signature": signature, "known": pii.KnownNames.build(person_names()),
-                                              "companies": companies}
+                known = pii_names.KnownNames.build(person_names())
+                _KNOWN_NAMES[key] = cached = {"signature": signature, "known": known, "companies": companies}
         return cached["known"], cached["companies"]
 
     @api.model
