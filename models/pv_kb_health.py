@@ -12,7 +12,7 @@ from odoo import api, fields, models
 from odoo.exceptions import AccessError
 
 
-from ..lib import gaps, health, ollama, pii
+from ..lib import gaps, health, ollama, ollama_errors, pii
 from ..lib.answer.conflicts import detect_conflicts
 from ..lib.answer.types import EntryFacts
 
@@ -464,7 +464,7 @@ class PvKbGap(models.Model):
         try:
             return client.embed(settings["embedding_model"], [prefix + t for t in texts],
                                 origin=ollama.KB_TEXT).vectors
-        except ollama.OllamaError as exc:
+        except ollama_errors.OllamaError as exc:
             _logger.info("pv_kb: gap grouping without topic profiles: %s", exc)
             return [None] * len(texts)
         finally:
@@ -492,7 +492,7 @@ class PvKbGap(models.Model):
                     continue
                 vectors[pos] = client.embed(settings["embedding_model"], [prefix + gated.question],
                                             batch_size=1, origin=gated).vectors[0]
-        except ollama.OllamaError as exc:
+        except ollama_errors.OllamaError as exc:
             _logger.info("pv_kb: gap grouping without question embeddings: %s", exc)
         finally:
             client.close()

@@ -16,7 +16,7 @@ from pgvector import Vector
 from odoo import api, models
 from odoo.tools import SQL
 
-from ..lib import compounds, embed_job, entry_card, fulltext, fusion, ollama
+from ..lib import compounds, embed_job, entry_card, fulltext, fusion, ollama_errors
 
 _logger = logging.getLogger(__name__)
 
@@ -328,7 +328,7 @@ class PvKbRetriever(models.AbstractModel):
                                                               table=settings.get("vector_table"))
                     rerank_pool = [h.chunk_id for h in hits] if broad and mode == "hybrid" else []
                 cand.timings["dense_ms"] = (time.perf_counter() - t0) * 1000
-            except ollama.OllamaError as exc:
+            except ollama_errors.OllamaError as exc:
                 cand.error = exc
                 cand.timings["embed_ms"] = (time.perf_counter() - t0) * 1000
                 _logger.info("pv_kb: dense retrieval unavailable, full text only: %s", exc)

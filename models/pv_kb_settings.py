@@ -6,7 +6,7 @@ from odoo import _, api, fields, models
 from odoo.exceptions import AccessError, UserError, ValidationError
 from odoo.tools import config
 
-from ..lib import ollama, pii, pii_names
+from ..lib import ollama, ollama_errors, pii, pii_names
 
 _logger = logging.getLogger(__name__)
 
@@ -113,7 +113,7 @@ class PvKbSettings(models.AbstractModel):
     def _snapshot(self, settings):
         """The settings a log or report records: without credentials (URL user info, proxy header)."""
         snap = {key: settings[key] for key in SNAPSHOT_KEYS}
-        snap["ollama_url"] = ollama.redact_url(snap["ollama_url"])
+        snap["ollama_url"] = ollama_errors.redact_url(snap["ollama_url"])
         return snap
 
     @api.model
@@ -373,7 +373,7 @@ class ResConfigSettings(models.TransientModel):
                 if window:
                     lines.append(_("Context of the embedding model: %(tokens)s tokens (longer sections are cut)",
                                    tokens=window))
-        except ollama.OllamaError as exc:
+        except ollama_errors.OllamaError as exc:
             ok = False
             lines.append(exc.message)
         finally:

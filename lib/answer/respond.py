@@ -12,7 +12,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from .. import ollama, pii
+from .. import ollama_errors, ollama_tokens, pii
 from . import citations, conflicts as conflict_rules, extractive, freetext, gate, outcome, structured, validation
 from .types import REFUSAL_TEXT
 
@@ -66,7 +66,7 @@ class PreparedQuestion:
 def respond(prepared, make_client, *, on_delta=None, deadline=None, cancel=None):
     """Generate and validate the answer for a prepared question. Touches no database (the caller holds no
     connection meanwhile); ``make_client(settings)`` gives the Ollama client (closed here); ``deadline``
-    (``time.monotonic()``) bounds the whole answer, regeneration included; ``cancel`` (ollama.CancelToken)
+    (``time.monotonic()``) bounds the whole answer, regeneration included; ``cancel`` (ollama_transport.CancelToken)
     ends it early. Never raises."""
     settings, texts = prepared.settings, prepared.texts
     deadline = deadline or (time.monotonic() + settings["answer_time_limit"])
@@ -105,7 +105,7 @@ def respond(prepared, make_client, *, on_delta=None, deadline=None, cancel=None)
 def _answer(prepared, make_client, on_delta, deadline, cancel):
     retrieval, settings = prepared.retrieval, prepared.settings
     timings = {}
-    if isinstance(retrieval.ollama_error, (ollama.OllamaUnreachable, ollama.OllamaTimeout)):
+    if isinstance(retrieval.ollama_error, (ollama_errors.OllamaUnreachable, ollama_errors.OllamaTimeout)):
         # the server failed already for the query embedding: do not wait for it a second time
         return _degraded(prepared, timings, retrieval.ollama_error)
     client = make_client(settings)
@@ -130,11 +130,11 @@ def _answer_text(prepared, client, on_delta, deadline, cancel, timings):
         t0 = time.perf_counter()
         try:
             chat = _generate(messages, settings, client, on_delta, deadline, cancel, prepared)
-        except ollama.OllamaCancelled:
+        except ollama_errors.OllamaCancelled:
             timings["generate_ms"] = generate_ms + (time.perf_counter() - t0) * 1000
             return AgentAnswer(status="abgebrochen", answer="", conflicts=conflicts, timings=timings,
                                regenerations=regenerations)
-        except ollama.OllamaError as exc:
+        except ollama_errors.OllamaError as exc:
             timings["generate_ms"] = generate_ms + (time.perf_counter() - t0) * 1000
             if on_delta:
                 on_delta(None)
@@ -221,11 +221,11 @@ def _answer_structured(prepared, client, on_delta, deadline, cancel, timings):
         try:
             chat = _generate(messages, prepared.settings, client, stream_handler(), deadline, cancel, prepared,
                              response_format=schema)
-        except ollama.OllamaCancelled:
+        except ollama_errors.OllamaCancelled:
             timings["generate_ms"] = generate_ms + (time.perf_counter() - t0) * 1000
             return AgentAnswer(status="abgebrochen", answer="", conflicts=conflicts, timings=timings,
                                regenerations=regenerations, answer_mode="structured")
-        except ollama.OllamaError as exc:
+        except ollama_errors.OllamaError as exc:
             timings["generate_ms"] = generate_ms + (time.perf_counter() - t0) * 1000
             if on_delta:
                 on_delta(None)
@@ -307,10 +307,10 @@ def _generate(messages, settings, client, on_delta, deadline, cancel, prepared, 
     options = {"temperature": 0.1}
     if response_format:
         options["num_predict"] = 500   # a JSON answer of a few statements; bounds a model that rambles
-    expected = sum(ollama.estimate_tokens(m["content"]) for m in messages)
+    expected = sum(ollama_tokens.estimate_tokens(m["content"]) for m in messages)
     num_ctx = max(2048, min(settings["num_ctx"] * 4, int(expected * 1.3) + 1024))
     if time.monotonic() >= deadline:
-        raise ollama.OllamaTimeout(texts["too_late"])
+        raise ollama_errors.OllamaTimeout(texts["too_late"])
     if on_delta is None:
         return client.chat(settings["chat_model"], messages, origin=gated, options=options, num_ctx=num_ctx,
                            expected_prompt_tokens=expected, deadline=deadline, response_format=response_format)
@@ -323,5 +323,5 @@ def _generate(messages, settings, client, on_delta, deadline, cancel, prepared, 
         if piece.done:
             result = piece.result
     if result is None:
-        raise ollama.OllamaBadResponse(texts["no_result"])
+        raise ollama_errors.OllamaBadResponse(texts["no_result"])
     return result

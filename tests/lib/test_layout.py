@@ -79,4 +79,4 @@ def test_each_text_primitive_has_one_definition():
     # stemming, stopword lists, the token estimate
     assert _definitions(r"^def (?:\w*_)?stem\(") == ["lib/text_de.py"]
     assert _definitions(r"^\w*STOPWORDS = ") == ["lib/text_de.py"]
-    assert _definitions(r"^def estimate_tokens\(") == ["lib/ollama.py"]
+    assert _definitions(r"^def estimate_tokens\(") == ["lib/ollama_tokens.py"]
