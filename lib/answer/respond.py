@@ -2,9 +2,10 @@
 
 The agent (models/pv_kb_agent.py) prepares a question in a short transaction (retrieval, gate, context,
 prompt: :class:`PreparedQuestion`); :func:`respond` then calls the model and checks what it wrote — free
-text (:mod:`.freetext`, :mod:`.validation`, :mod:`.outcome`) or structured statements (:mod:`.structured`)
-— and the agent logs the :class:`AgentAnswer` in another short transaction. Nothing here touches Odoo,
-so the chat panel's stream holds no database connection while the model generates.
+text (:mod:`.freetext`, :mod:`.validation`, :mod:`.outcome`) or structured statements (:mod:`.structured`,
+:mod:`.structured_checks`, :mod:`.structured_render`) — and the agent logs the :class:`AgentAnswer` in
+another short transaction. Nothing here touches Odoo, so the chat panel's stream holds no database
+connection while the model generates.
 """
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import time
 from dataclasses import dataclass, field
 
 from .. import ollama_errors, ollama_tokens, pii
-from . import citations, conflicts as conflict_rules, extractive, freetext, gate, outcome, structured, validation
+from . import (citations, conflicts as conflict_rules, extractive, freetext, gate, outcome, structured,
+               structured_checks, structured_render, validation)
 from .types import REFUSAL_TEXT
 
 _logger = logging.getLogger(__name__)
@@ -209,8 +211,8 @@ def _answer_structured(prepared, client, on_delta, deadline, cancel, timings):
             if piece is None:
                 return
             for statement in stream.feed(piece):
-                item = structured.check_statement(statement, blocks)
-                text = structured.render_statement(item, blocks, conflicts)
+                item = structured_checks.check_statement(statement, blocks)
+                text = structured_render.render_statement(item, blocks, conflicts)
                 if item.ok and text not in shown:
                     shown.add(text)
                     on_delta(text + "\n\n")
@@ -240,38 +242,38 @@ def _answer_structured(prepared, client, on_delta, deadline, cancel, timings):
         raws.append(chat.content)
         t0 = time.perf_counter()
         parsed = structured.parse_response(chat.content)
-        new = [structured.check_statement(s, blocks) for s in parsed.statements]
+        new = [structured_checks.check_statement(s, blocks) for s in parsed.statements]
         checked.extend(new)
         validate_ms += (time.perf_counter() - t0) * 1000
         failed = [c for c in new if not c.ok]
         if attempt or parsed.refused or not (parsed.error or failed) or time.monotonic() >= deadline:
             break
         regenerations += 1
-        note = (structured.retry_note(failed) if not parsed.error else
+        note = (structured_render.retry_note(failed) if not parsed.error else
                 "Hinweis zur Wiederholung: Die vorige Antwort war kein gültiges JSON. Antworte nur mit JSON "
                 "im vorgegebenen Format.")
         messages = messages + [{"role": "assistant", "content": chat.content}, {"role": "user", "content": note}]
     t0 = time.perf_counter()
     good, seen = [], set()
     for item in checked:
-        text = structured.render_statement(item, blocks, conflicts)
+        text = structured_render.render_statement(item, blocks, conflicts)
         if item.ok and text not in seen:
             seen.add(text)
             good.append(item)
     dropped = [c for c in checked if not c.ok]
     violations = [f"dropped: {v.code}: {v.detail}" for c in dropped for v in c.violations
-                  if v.code in structured.FAILING]
+                  if v.code in structured_checks.FAILING]
     violations += [f"repaired: {v.code}: {v.detail}" for c in good for v in c.violations]
     rejected, notice = "", retrieval.degraded
     if parsed is not None and parsed.refused and not good:
-        status, answer = "verweigert", structured.render_refusal(parsed.reason)
+        status, answer = "verweigert", structured_render.render_refusal(parsed.reason)
     elif good:
-        status, answer = "beantwortet", structured.render_answer(good, blocks, conflicts)
+        status, answer = "beantwortet", structured_render.render_answer(good, blocks, conflicts)
         if dropped:
             rejected = "\n\n".join(raws)
             notice = notice or prepared.texts["dropped"] % {"count": len(dropped)}
     else:
-        codes = [v.code for c in dropped for v in c.violations if v.code in structured.FAILING]
+        codes = [v.code for c in dropped for v in c.violations if v.code in structured_checks.FAILING]
         if parsed is None or parsed.error:
             codes.append("invalid_json")
         verdict = outcome.decide(codes or ["no_statement"], has_blocks=bool(blocks))
