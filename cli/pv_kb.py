@@ -187,10 +187,10 @@ class Pv_Kb(Command):
     def cmd_eval(self, dbname, args):
         from odoo import api
 
-        from odoo.addons.pv_kb.lib import eval_protocol, evaluation, ollama_errors
+        from odoo.addons.pv_kb.lib import eval_protocol, evaluation, goldset_format, ollama_errors
 
         try:
-            goldset = evaluation.read_goldset(args.goldset)
+            goldset = goldset_format.read_goldset(args.goldset)
             split = eval_protocol.split_goldset(goldset.questions, goldset.meta)
         except (OSError, ValueError) as exc:
             sys.stderr.write(f"Goldset: {exc}\n")
@@ -292,10 +292,10 @@ class Pv_Kb(Command):
     def cmd_bakeoff(self, dbname, args):
         from odoo import api
 
-        from odoo.addons.pv_kb.lib import bakeoff, evaluation
+        from odoo.addons.pv_kb.lib import bakeoff, goldset_format
 
         try:
-            goldset = evaluation.read_goldset(args.goldset)
+            goldset = goldset_format.read_goldset(args.goldset)
         except (OSError, ValueError) as exc:
             sys.stderr.write(f"Goldset: {exc}\n")
             return 2

@@ -10,7 +10,7 @@ from odoo.tests import new_test_user, tagged
 from odoo.exceptions import AccessError
 from odoo.tools import mute_logger
 
-from odoo.addons.pv_kb.lib import bakeoff, evaluation
+from odoo.addons.pv_kb.lib import bakeoff, goldset_format
 from odoo.addons.pv_kb.lib.answer.types import REFUSAL_TEXT
 
 from .common import StandInCase, batch_files
@@ -158,7 +158,7 @@ class TestBakeoffRuns(StandInCase):
         cls.env["pv.kb.chunk"]._embed_pending()
 
     def gold(self):
-        return evaluation.load_goldset(
+        return goldset_format.load_goldset(
             "- id: q1\n  question: Wie hoch ist der Freibetrag für Sonderzahlungen?\n  kind: fact\n"
             "  expected_ids: [lb-sz-01]\n  answer_must_contain: ['€ 620']\n"
             "- id: q2\n  question: Wie ist das Wetter auf dem Mond?\n  kind: refuse\n  expected_ids: []\n")
