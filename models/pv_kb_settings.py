@@ -34,8 +34,8 @@ DEFAULTS = {
     "answer_time_limit": (90.0, float),
     "keep_alive": ("30m", str),
     "gate_dense_floor": (0.0, float),
-    "answer_mode": ("text", str),     # text | structured (lib.structured), unless answer_modes names the model
-    "answer_modes": ("", str),        # "model=mode" items separated by ";" (lib.structured.parse_modes)
+    "answer_mode": ("text", str),     # text | structured (lib.answer.structured), unless answer_modes names the model
+    "answer_modes": ("", str),        # "model=mode" items separated by ";" (lib.answer.structured.parse_modes)
     "max_concurrent_answers": (24, int),
     "max_answers_per_user": (2, int),
     "ollama_auth_header": ("", str),

@@ -1,6 +1,6 @@
 """Structured answer mode through the agent, with the stand-in emitting (or violating) the JSON schema.
 
-Documented behaviour (lib/structured.py, lib/answer_outcome.py): a statement that fails a check is
+Documented behaviour (lib/answer/structured*.py, lib/answer/outcome.py): a statement that fails a check is
 regenerated once and then dropped; the statements that pass are shown, rendered in code; when none is left
 the user gets the extractive quotes with a one-line reason and the rejected text stays in the question log.
 """
