@@ -167,7 +167,7 @@ class Pv_Kb(Command):
     def cmd_embed(self, dbname, args):
         from odoo import api
 
-        from odoo.addons.pv_kb.lib import ollama
+        from odoo.addons.pv_kb.lib import ollama_errors
 
         from odoo.addons.pv_kb.models.pv_kb_chunk_embed import EmbeddingBusy
 
@@ -178,7 +178,7 @@ class Pv_Kb(Command):
                 self._embed(env, env["pv.kb.settings"]._get(self._overrides(args)))
             except EmbeddingBusy:
                 return 1
-            except ollama.OllamaError as exc:
+            except ollama_errors.OllamaError as exc:
                 sys.stderr.write(f"\n{exc.message}\n")
                 return 1
             cr.commit()
@@ -187,10 +187,10 @@ class Pv_Kb(Command):
     def cmd_eval(self, dbname, args):
         from odoo import api
 
-        from odoo.addons.pv_kb.lib import eval_protocol, evaluation, ollama
+        from odoo.addons.pv_kb.lib import eval_protocol, evaluation, goldset_format, ollama_errors
 
         try:
-            goldset = evaluation.read_goldset(args.goldset)
+            goldset = goldset_format.read_goldset(args.goldset)
             split = eval_protocol.split_goldset(goldset.questions, goldset.meta)
         except (OSError, ValueError) as exc:
             sys.stderr.write(f"Goldset: {exc}\n")
@@ -229,9 +229,9 @@ class Pv_Kb(Command):
                     self._embed(env, settings)
             except EmbeddingBusy:
                 return 1
-            except ollama.OllamaError as exc:
+            except ollama_errors.OllamaError as exc:
                 sys.stderr.write(f"\n{exc.message}\n")
-                if needs_vectors or not isinstance(exc, ollama.OllamaUnreachable):
+                if needs_vectors or not isinstance(exc, ollama_errors.OllamaUnreachable):
                     return 1
                 # full text needs no model: the answers are then those of the Notbetrieb, and said so
                 sys.stderr.write("Die Antworten werden im Notbetrieb bewertet (ohne Sprachmodell).\n")
@@ -293,10 +293,10 @@ class Pv_Kb(Command):
         from odoo import api
         from odoo.exceptions import UserError
 
-        from odoo.addons.pv_kb.lib import bakeoff, evaluation
+        from odoo.addons.pv_kb.lib import bakeoff, goldset_format
 
         try:
-            goldset = evaluation.read_goldset(args.goldset)
+            goldset = goldset_format.read_goldset(args.goldset)
         except (OSError, ValueError) as exc:
             sys.stderr.write(f"Goldset: {exc}\n")
             return 2

@@ -27,7 +27,7 @@ from werkzeug.exceptions import BadRequest, Forbidden
 from odoo import api, http
 from odoo.http import request
 
-from ..lib import ollama
+from ..lib import ollama_transport
 from ..lib.answer.respond import respond
 from ..models.pv_kb_agent import interactive_client
 
@@ -138,7 +138,7 @@ class PvKbController(http.Controller):
             "too_late": env._("The time limit for the answer was reached."),
         }
         events = queue.Queue()
-        cancel = ollama.CancelToken()
+        cancel = ollama_transport.CancelToken()
         worker = threading.Thread(
             target=self._stream_worker, name="pv_kb-answer", daemon=True,
             args=(env.registry, env.uid, dict(env.context), question, conversation_id, events,

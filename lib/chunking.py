@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from . import kb_format, md_blocks
-from .ollama import estimate_tokens
+from .ollama_tokens import estimate_tokens
 
 PROSE, TABLE, CODE = md_blocks.PROSE, md_blocks.TABLE, md_blocks.CODE
 
@@ -32,7 +32,7 @@ class Chunk:
     heading_path: str
     text: str
     position: int
-    token_estimate: int  # ollama.estimate_tokens: characters / 3.5, the one estimate of the addon
+    token_estimate: int  # ollama_tokens.estimate_tokens: characters / 3.5, the one estimate of the addon
     content_hash: str
 
 

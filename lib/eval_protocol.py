@@ -9,7 +9,7 @@ Every gold set has a fixed **tuning part** and a **test part** (held out):
   keep in sync; adding a question moves at most one other question of its
   kind across the boundary.
 * A gold set chooses its split in the metadata of the wrapped form
-  (``{split: ..., questions: [...]}``, see ``lib.evaluation.read_goldset``):
+  (``{split: ..., questions: [...]}``, see ``lib.goldset_format.read_goldset``):
 
   - no ``split`` key: the default, ``tuning_share`` :data:`DEFAULT_TUNING_SHARE`
     with salt :data:`DEFAULT_SALT`;
@@ -29,7 +29,8 @@ import hashlib
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .evaluation import GoldQuestion, GoldsetError, retrieval_metrics
+from .evaluation import retrieval_metrics
+from .goldset_format import GoldQuestion, GoldsetError
 
 DEFAULT_TUNING_SHARE = 0.5
 DEFAULT_SALT = "pv_kb-split-1"
@@ -100,7 +101,7 @@ def split_goldset(questions: Sequence[GoldQuestion], meta: Mapping | None = None
 
 
 def tuning_part(goldset) -> list[GoldQuestion]:
-    """The questions a tuning run may use (a ``lib.evaluation.GoldSet``); refuses a set without a tuning part.
+    """The questions a tuning run may use (a ``lib.goldset_format.GoldSet``); refuses a set without a tuning part.
 
     Every script that chooses knobs takes its questions from here, so a gold set marked ``split: test``
     cannot be tuned on by accident.

@@ -1,12 +1,11 @@
-"""Metrics over a gold question set (format: docs/eval-format.md).
+"""Metrics over a gold question set (the set itself: lib/goldset_format.py, format: docs/eval-format.md).
 
-* :func:`read_goldset` reads and validates the YAML (plain list or wrapped
-  ``{questions: [...]}``; unknown keys are metadata and give warnings);
-  :func:`load_goldset` returns just its questions.
 * :func:`retrieval_metrics` scores ranked entry ids per question.
 * :func:`answer_metrics` scores generated answers (needs a chat model).
 * :func:`latency_stats` and :func:`format_report` summarise runs, several
   retrieval modes side by side.
+* :func:`normalise`, :func:`mean`, :func:`nearest_rank` and :func:`citation_precision` are the
+  measures the bake-off (lib/bakeoff.py) shares with these metrics.
 
 Definitions (all on entry ids; a retrieved list is de-duplicated, order kept):
 
@@ -20,54 +19,14 @@ reported as ``skipped``.
 """
 from __future__ import annotations
 
-import difflib
 import math
-import os
 import statistics
-import warnings
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
+from typing import Iterable
 
-import yaml
+from .goldset_format import ANSWERABLE_KINDS, KINDS, GoldQuestion
 
-KINDS = ("fact", "paraphrase", "compound", "multi", "conflict", "refuse", "injection")
-ANSWERABLE_KINDS = ("fact", "paraphrase", "compound", "multi", "conflict")
-_KEYS = ("id", "question", "kind", "expected_ids", "answer_must_contain", "answer_must_not_contain")
 CONFLICT_MARK = "⚠"
-
-
-class GoldsetWarning(UserWarning):
-    """Something in a gold set that is read but not used (unknown keys): the run goes on."""
-
-
-class GoldsetError(ValueError):
-    """The gold set cannot be used; ``problems`` lists every finding in German."""
-
-    def __init__(self, problems: list[str]):
-        self.problems = problems
-        super().__init__("\n".join(problems))
-
-
-@dataclass
-class GoldQuestion:
-    """One question of a gold set."""
-
-    id: str
-    question: str
-    kind: str
-    expected_ids: list[str] = field(default_factory=list)
-    answer_must_contain: list[str] = field(default_factory=list)
-    answer_must_not_contain: list[str] = field(default_factory=list)
-
-
-@dataclass
-class GoldSet:
-    """A read gold set: its questions, the top-level metadata of the wrapped form, and the warnings."""
-
-    questions: list[GoldQuestion]
-    meta: dict = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    name: str = "Goldfragen"
 
 
 @dataclass
@@ -84,124 +43,38 @@ class AnswerRecord:
     latency_total_ms: float | None = None
 
 
-# --------------------------------------------------------------------------- loading
+
+# --------------------------------------------------------------------------- measures shared with the bake-off
 
 
-def _read(text_or_path) -> tuple[str, str]:
-    """(YAML text, name for messages)."""
-    if isinstance(text_or_path, Path):
-        return text_or_path.read_text(encoding="utf-8"), str(text_or_path)
-    text = str(text_or_path)
-    if "\n" not in text and (text.endswith((".yml", ".yaml")) or os.path.isfile(text)):
-        try:
-            return Path(text).read_text(encoding="utf-8"), text
-        except OSError as exc:
-            raise GoldsetError([f"Die Goldfragen-Datei {text} lässt sich nicht lesen ({exc.strerror}). "
-                                "Bitte Pfad und Berechtigungen prüfen."]) from exc
-    return text, "Goldfragen"
+def normalise(text: str) -> str:
+    """``text`` as the must-contain checks compare it: spacing (also narrow and no-break spaces) and case ignored."""
+    return " ".join((text or "").replace("\u00a0", " ").replace("\u202f", " ").split()).casefold()
 
 
-def _string_list(value, label: str, qid: str, problems: list[str]) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) for v in value):
-        problems.append(f"Frage {qid}: '{label}' muss eine Liste von Texten sein, z. B. [lb-sz-02].")
-        return []
-    return [str(v).strip() for v in value if str(v).strip()]
+def mean(values: list[float]) -> float | None:
+    """The mean, or None for no values (a share when the values are True/False or 1.0/0.0)."""
+    return sum(values) / len(values) if values else None
 
 
-def read_goldset(text_or_path, known_ids: set[str] | None = None) -> GoldSet:
-    """Read a gold set (YAML text, or a path to a .yml/.yaml file) and validate it.
-
-    Accepted shapes: a list of questions, or a mapping with the list under
-    ``questions`` (its other top-level keys are metadata, kept in
-    ``GoldSet.meta``, e.g. ``split``, see :mod:`lib.eval_protocol`).
-    Checks: every question a mapping; id, question and kind present; ids
-    unique; kind one of :data:`KINDS`; ``refuse`` questions expect no
-    entries; list fields are lists of strings; a misspelt key whose proper
-    form is missing ("expected_id" without "expected_ids"); with
-    ``known_ids``, every expected id exists in the knowledge base. All
-    findings are collected and raised together as :class:`GoldsetError`,
-    each a German sentence naming the question. Other unknown keys
-    (``note``, ``expected_behaviour``, ...) are metadata: one German warning
-    per key in ``GoldSet.warnings``, and the question is used.
-    """
-    text, name = _read(text_or_path)
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (Zeile {mark.line + 1})" if mark is not None else ""
-        raise GoldsetError([f"{name} ist kein gültiges YAML{where}. Bitte die Einrückung und die "
-                            "Anführungszeichen prüfen."]) from exc
-    meta: dict = {}
-    if isinstance(data, dict) and "questions" in data:
-        meta = {str(key): value for key, value in data.items() if key != "questions"}
-        data = data["questions"]
-    if not isinstance(data, list):
-        raise GoldsetError([f"{name} muss eine Liste von Fragen sein (jede Frage beginnt mit '- id: ...'), "
-                            "oder eine Zuordnung mit dieser Liste unter 'questions:'."])
-
-    problems: list[str] = []
-    unknown_keys: dict[str, list[str]] = {}
-    questions: list[GoldQuestion] = []
-    seen: set[str] = set()
-    for position, item in enumerate(data, start=1):
-        if not isinstance(item, dict):
-            problems.append(f"Eintrag {position}: Eine Frage muss aus Schlüsseln wie id, question, kind bestehen.")
-            continue
-        qid = str(item.get("id") or "").strip()
-        label = qid or f"Nr. {position}"
-        if not qid:
-            problems.append(f"Frage {label}: Die id fehlt. Bitte eine eindeutige id wie q-sz-01 eintragen.")
-        elif qid in seen:
-            problems.append(f"Frage {qid}: Die id kommt mehrfach vor. Bitte jeder Frage eine eigene id geben.")
-        seen.add(qid)
-        for key in item:
-            if key in _KEYS:
-                continue
-            close = difflib.get_close_matches(str(key), _KEYS, n=1, cutoff=0.75)
-            if close and close[0] not in item:
-                problems.append(f"Frage {label}: Unbekannter Schlüssel '{key}'. Gemeint ist wohl '{close[0]}'.")
-            else:
-                unknown_keys.setdefault(str(key), []).append(label)
-        question = item.get("question")
-        if not isinstance(question, str) or not question.strip():
-            problems.append(f"Frage {label}: Der Fragetext (question) fehlt.")
-            question = ""
-        kind = str(item.get("kind") or "").strip()
-        if kind not in KINDS:
-            shown = f"'{kind}'" if kind else "keine"
-            problems.append(f"Frage {label}: Art {shown} ist unbekannt. Erlaubt sind: {', '.join(KINDS)}.")
-        expected = _string_list(item.get("expected_ids"), "expected_ids", label, problems)
-        must = _string_list(item.get("answer_must_contain"), "answer_must_contain", label, problems)
-        must_not = _string_list(item.get("answer_must_not_contain"), "answer_must_not_contain", label, problems)
-        if kind == "refuse" and expected:
-            problems.append(f"Frage {label}: Eine refuse-Frage erwartet keine Einträge; "
-                            "bitte expected_ids leer lassen ([]).")
-        if known_ids is not None:
-            unknown = [e for e in expected if e not in known_ids]
-            if unknown:
-                problems.append(f"Frage {label}: Die erwarteten Einträge {', '.join(unknown)} gibt es in der "
-                                "Wissensbasis nicht. Bitte die ids prüfen.")
-        questions.append(GoldQuestion(qid, question.strip(), kind, expected, must, must_not))
-    if problems:
-        raise GoldsetError(problems)
-    notes = []
-    for key, labels in unknown_keys.items():
-        shown = ", ".join(labels[:3]) + (f" und {len(labels) - 3} weiteren" if len(labels) > 3 else "")
-        notes.append(f"{name}: Schlüssel '{key}' ist unbekannt und wird nicht ausgewertet (bei Frage {shown}).")
-    return GoldSet(questions, meta, notes, name)
+def nearest_rank(values: list[float], share: float) -> float | None:
+    """The ``share`` percentile (e.g. 0.95) of ``values`` by nearest rank; None for no values."""
+    values = sorted(values)
+    if not values:
+        return None
+    return values[max(1, math.ceil(share * len(values))) - 1]
 
 
-def load_goldset(text_or_path, known_ids: set[str] | None = None) -> list[GoldQuestion]:
-    """The questions of :func:`read_goldset`; its warnings are issued as :class:`GoldsetWarning`."""
-    goldset = read_goldset(text_or_path, known_ids)
-    for note in goldset.warnings:
-        warnings.warn(note, GoldsetWarning, stacklevel=2)
-    return goldset.questions
+def citation_precision(answers: Iterable[tuple[Iterable[str], Iterable[str]]]) -> float:
+    """Cited ids that were retrieved / all cited ids, over ``(cited ids, retrieved ids)`` per answer (an id
+    cited twice in one answer counts once); 1.0 when nothing was cited."""
+    cited_total = cited_ok = 0
+    for cited_ids, retrieved_ids in answers:
+        cited = _dedupe(list(cited_ids or ()))
+        retrieved = set(retrieved_ids or ())
+        cited_total += len(cited)
+        cited_ok += sum(1 for c in cited if c in retrieved)
+    return cited_ok / cited_total if cited_total else 1.0
 
 
 # --------------------------------------------------------------------------- retrieval
@@ -212,17 +85,13 @@ def _dedupe(ids: list[str]) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
 def _retrieval_row(rows: list[tuple[float, float, float, float]]) -> dict:
     return {
         "n": len(rows),
-        "hit@k": _mean([r[0] for r in rows]),
-        "recall@k": _mean([r[1] for r in rows]),
-        "mrr": _mean([r[2] for r in rows]),
-        "hit@1": _mean([r[3] for r in rows]),
+        "hit@k": mean([r[0] for r in rows]),
+        "recall@k": mean([r[1] for r in rows]),
+        "mrr": mean([r[2] for r in rows]),
+        "hit@1": mean([r[3] for r in rows]),
     }
 
 
@@ -268,13 +137,7 @@ def _kind_order(kinds) -> list[str]:
 
 # --------------------------------------------------------------------------- answers
 
-
-def _normalise(text: str) -> str:
-    return " ".join((text or "").replace("\u00a0", " ").replace("\u202f", " ").split()).casefold()
-
-
 def _answer_row(records: list[AnswerRecord]) -> dict:
-    cited_total = cited_ok = 0
     recall: list[float] = []
     refusal: list[float] = []
     false_refusal: list[float] = []
@@ -285,9 +148,6 @@ def _answer_row(records: list[AnswerRecord]) -> dict:
     for rec in records:
         gold = rec.gold
         cited = _dedupe(list(rec.cited_ids))
-        retrieved = set(rec.retrieved_ids)
-        cited_total += len(cited)
-        cited_ok += sum(1 for c in cited if c in retrieved)
         expected = set(gold.expected_ids)
         if expected:
             recall.append(len(expected & set(cited)) / len(expected))
@@ -296,13 +156,13 @@ def _answer_row(records: list[AnswerRecord]) -> dict:
         if gold.kind in ANSWERABLE_KINDS and expected:
             false_refusal.append(1.0 if rec.refused else 0.0)
         if gold.answer_must_contain:
-            answer = _normalise(rec.answer_text)
-            hits = [_normalise(s) in answer for s in gold.answer_must_contain]
+            answer = normalise(rec.answer_text)
+            hits = [normalise(s) in answer for s in gold.answer_must_contain]
             must_q.append(1.0 if all(hits) else 0.0)
             must_s.extend(1.0 if h else 0.0 for h in hits)
         if gold.answer_must_not_contain:
-            answer = _normalise(rec.answer_text)
-            forbidden += any(_normalise(s) in answer for s in gold.answer_must_not_contain)
+            answer = normalise(rec.answer_text)
+            forbidden += any(normalise(s) in answer for s in gold.answer_must_not_contain)
         if gold.kind == "conflict" and expected:
             if rec.conflict_ids_marked is not None:
                 handled = expected <= set(rec.conflict_ids_marked)
@@ -311,13 +171,13 @@ def _answer_row(records: list[AnswerRecord]) -> dict:
             conflict.append(1.0 if handled else 0.0)
     return {
         "n": len(records),
-        "citation_precision": cited_ok / cited_total if cited_total else 1.0,
-        "citation_recall": _mean(recall),
-        "refusal_accuracy": _mean(refusal),
-        "false_refusals": _mean(false_refusal),
-        "must_contain": _mean(must_q),
-        "must_contain_strings": _mean(must_s),
-        "conflict_handling": _mean(conflict),
+        "citation_precision": citation_precision((rec.cited_ids, rec.retrieved_ids) for rec in records),
+        "citation_recall": mean(recall),
+        "refusal_accuracy": mean(refusal),
+        "false_refusals": mean(false_refusal),
+        "must_contain": mean(must_q),
+        "must_contain_strings": mean(must_s),
+        "conflict_handling": mean(conflict),
         "must_not_contain_hits": forbidden,
     }
 
@@ -361,8 +221,8 @@ def latency_stats(values_ms: list[float]) -> dict:
     values = sorted(float(v) for v in values_ms)
     if not values:
         return {"n": 0, "median": None, "p95": None, "max": None}
-    rank = max(1, math.ceil(0.95 * len(values)))
-    return {"n": len(values), "median": statistics.median(values), "p95": values[rank - 1], "max": values[-1]}
+    return {"n": len(values), "median": statistics.median(values), "p95": nearest_rank(values, 0.95),
+            "max": values[-1]}
 
 
 _RETRIEVAL_ROWS = (("n", "n"), ("hit@k", "hit@{k}"), ("recall@k", "recall@{k}"), ("mrr", "MRR"),

@@ -23,7 +23,7 @@ from odoo import api, fields, models
 from odoo.addons.base.models.ir_cron import MIN_TIME_PER_JOB
 from odoo.tools import SQL, config
 
-from ..lib import chunking, embed_job, ollama
+from ..lib import chunking, embed_job, ollama, ollama_errors
 
 _logger = logging.getLogger(__name__)
 
@@ -225,7 +225,7 @@ class PvKbChunkEmbed(models.Model):
             if embed_job.index_kind(dim) is None:
                 message = self._unsupported_dim_message(model, dim)
                 self._set_problem(message)
-                raise ollama.OllamaBadResponse(message, f"dimension {dim}", model=model)
+                raise ollama_errors.OllamaBadResponse(message, f"dimension {dim}", model=model)
             self._ensure_embedding_dim(dim, commit=commit)
             self._set_problem(False)
             # counted once: the progress of the cron needs no full count per batch
@@ -309,11 +309,11 @@ class PvKbChunkEmbed(models.Model):
             return [(vector, i in cut) for i, vector in enumerate(result.vectors)]
 
         out = embed_job.isolate_failures(
-            rows, call, lambda exc: isinstance(exc, ollama.OllamaBadResponse),
+            rows, call, lambda exc: isinstance(exc, ollama_errors.OllamaBadResponse),
             probe=lambda: client.embed(model, [prefix + "Probe"], batch_size=1, deadline=deadline,
                                        origin=ollama.KB_TEXT),
             should_stop=lambda: not budget.allows(first=True),
-            is_stop_error=lambda exc: deadline is not None and isinstance(exc, ollama.OllamaTimeout)
+            is_stop_error=lambda exc: deadline is not None and isinstance(exc, ollama_errors.OllamaTimeout)
             and budget.remaining() <= 0.5)
         if out.pending:
             stats["stopped"] = "time"
@@ -356,7 +356,7 @@ class PvKbChunkEmbed(models.Model):
         try:
             dim, window = client.embedding_facts(model)
             if embed_job.index_kind(dim) is None:
-                raise ollama.OllamaBadResponse(self._unsupported_dim_message(model, dim), f"dimension {dim}",
+                raise ollama_errors.OllamaBadResponse(self._unsupported_dim_message(model, dim), f"dimension {dim}",
                                                model=model)
             self.env.cr.execute(SQL("DROP TABLE IF EXISTS %s", SQL.identifier(SCRATCH_TABLE)))
             self.env.cr.execute(SQL("CREATE TEMP TABLE %s (chunk_id integer PRIMARY KEY, embedding vector(%s))",
@@ -394,10 +394,10 @@ class PvKbChunkEmbed(models.Model):
         except psycopg2.errors.LockNotAvailable:
             self.env.cr.rollback()
             _logger.info("pv_kb: the embedding column is in use, retyping it on the next run")
-        except ollama.OllamaUnreachable as exc:
+        except ollama_errors.OllamaUnreachable as exc:
             # no server (yet): the product runs in full-text mode; the next run tries again
             _logger.info("pv_kb: embedding skipped, %s", exc)
-        except ollama.OllamaError as exc:
+        except ollama_errors.OllamaError as exc:
             # the chunks embedded so far are committed; the next run resumes
             _logger.warning("pv_kb: embedding paused: %s", exc)
 

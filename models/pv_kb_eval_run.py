@@ -12,7 +12,7 @@ from markupsafe import Markup
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError
 
-from ..lib import bakeoff, ollama
+from ..lib import bakeoff, ollama_errors
 from ..lib.answer import structured
 
 MANAGER = "pv_kb.group_pv_kb_manager"
@@ -151,13 +151,13 @@ class PvKbEvalRun(models.Model):
         client = self.env["pv.kb.settings"]._client(settings, interactive=True)
         try:
             missing = [m for m in (settings["chat_model"], settings["embedding_model"]) if not client.has_model(m)]
-        except ollama.OllamaError as exc:
+        except ollama_errors.OllamaError as exc:
             raise UserError(self.env._("No run started: %(error)s", error=exc.message)) from exc
         finally:
             client.close()
         if missing:
             raise UserError(self.env._("No run started: model %(models)s is missing on %(url)s.",
-                                       models=", ".join(missing), url=ollama.redact_url(settings["ollama_url"])))
+                                       models=", ".join(missing), url=ollama_errors.redact_url(settings["ollama_url"])))
 
     @api.model
     def _bakeoff(self, gold, chat_models, answer_modes, *, goldset_name, overrides=None, progress=None):

@@ -13,7 +13,7 @@ class PvKbEvaluator(models.AbstractModel):
     def _run(self, gold, *, modes=("hybrid",), k=8, answers=False, progress=None, settings=None):
         """Retrieval metrics per mode (and answer metrics for the first mode when ``answers``).
 
-        ``gold``: list of evaluation.GoldQuestion.  Returns {"modes": {mode: metrics}, "answers": metrics|None,
+        ``gold``: list of goldset_format.GoldQuestion.  Returns {"modes": {mode: metrics}, "answers": metrics|None,
         "settings": {...}, "misses": {mode: [(question id, expected, got)]}}.
         """
         settings = settings or self.env["pv.kb.settings"]._get()

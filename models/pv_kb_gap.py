@@ -7,7 +7,7 @@ import logging
 
 from odoo import api, fields, models
 
-from ..lib import gaps, ollama, pii
+from ..lib import gaps, ollama, ollama_errors, pii
 from .pv_kb_finding import check_manager
 
 _logger = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ class PvKbGap(models.Model):
         try:
             return client.embed(settings["embedding_model"], [prefix + t for t in texts],
                                 origin=ollama.KB_TEXT).vectors
-        except ollama.OllamaError as exc:
+        except ollama_errors.OllamaError as exc:
             _logger.info("pv_kb: gap grouping without topic profiles: %s", exc)
             return [None] * len(texts)
         finally:
@@ -87,7 +87,7 @@ class PvKbGap(models.Model):
                     continue
                 vectors[pos] = client.embed(settings["embedding_model"], [prefix + gated.question],
                                             batch_size=1, origin=gated).vectors[0]
-        except ollama.OllamaError as exc:
+        except ollama_errors.OllamaError as exc:
             _logger.info("pv_kb: gap grouping without question embeddings: %s", exc)
         finally:
             client.close()

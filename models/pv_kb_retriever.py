@@ -16,7 +16,7 @@ from pgvector import Vector
 from odoo import api, models
 from odoo.tools import SQL
 
-from ..lib import embed_job, entry_card, fulltext, fusion, ollama
+from ..lib import embed_job, entry_card, fulltext, fusion, ollama_errors
 from ..lib.ranking import (BROAD_RERANK, BROAD_ROWS, CANDIDATES, CARD_CANDIDATES, EF_SEARCH, FTS_RANK_NORMALIZATION,
                            FTS_RANK_WEIGHTS, FTS_ROW_BUDGET, MAX_DF_RATIO, RECIPE)
 
@@ -228,7 +228,7 @@ class PvKbRetriever(models.AbstractModel):
                                                               table=settings.get("vector_table"))
                     rerank_pool = [h.chunk_id for h in hits] if broad and mode == "hybrid" else []
                 cand.timings["dense_ms"] = (time.perf_counter() - t0) * 1000
-            except ollama.OllamaError as exc:
+            except ollama_errors.OllamaError as exc:
                 cand.error = exc
                 cand.timings["embed_ms"] = (time.perf_counter() - t0) * 1000
                 _logger.info("pv_kb: dense retrieval unavailable, full text only: %s", exc)

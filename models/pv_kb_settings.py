@@ -6,11 +6,11 @@ from odoo import _, api, fields, models
 from odoo.exceptions import AccessError, UserError, ValidationError
 from odoo.tools import config
 
-from ..lib import ollama, pii, ranking
+from ..lib import ollama, ollama_errors, pii, pii_names, ranking
 
 _logger = logging.getLogger(__name__)
 
-# known names per database and process: (signature of the source tables, pii.KnownNames)
+# known names per database and process: (signature of the source tables, pii_names.KnownNames)
 _KNOWN_NAMES = {}
 _KNOWN_NAMES_LOCK = threading.Lock()
 
@@ -34,8 +34,8 @@ DEFAULTS = {
     "answer_time_limit": (90.0, float),
     "keep_alive": ("30m", str),
     "gate_dense_floor": (0.0, float),
-    "answer_mode": ("text", str),     # text | structured (lib.structured), unless answer_modes names the model
-    "answer_modes": ("", str),        # "model=mode" items separated by ";" (lib.structured.parse_modes)
+    "answer_mode": ("text", str),     # text | structured (lib.answer.structured), unless answer_modes names the model
+    "answer_modes": ("", str),        # "model=mode" items separated by ";" (lib.answer.structured.parse_modes)
     "max_concurrent_answers": (24, int),
     "max_answers_per_user": (2, int),
     "ollama_auth_header": ("", str),
@@ -113,7 +113,7 @@ class PvKbSettings(models.AbstractModel):
     def _snapshot(self, settings):
         """The settings a log or report records: without credentials (URL user info, proxy header)."""
         snap = {key: settings[key] for key in SNAPSHOT_KEYS}
-        snap["ollama_url"] = ollama.redact_url(snap["ollama_url"])
+        snap["ollama_url"] = ollama_errors.redact_url(snap["ollama_url"])
         return snap
 
     @api.model
@@ -187,8 +187,8 @@ class PvKbSettings(models.AbstractModel):
                 cached["signature"] = signature
             else:
                 companies = tuple(n for n in self.env["res.company"].sudo().search([]).mapped("name") if n)
-                _KNOWN_NAMES[key] = cached = {"signature": signature, "known": pii.KnownNames.build(person_names()),
-                                              "companies": companies}
+                known = pii_names.KnownNames.build(person_names())
+                _KNOWN_NAMES[key] = cached = {"signature": signature, "known": known, "companies": companies}
         return cached["known"], cached["companies"]
 
     @api.model
@@ -373,7 +373,7 @@ class ResConfigSettings(models.TransientModel):
                 if window:
                     lines.append(_("Context of the embedding model: %(tokens)s tokens (longer sections are cut)",
                                    tokens=window))
-        except ollama.OllamaError as exc:
+        except ollama_errors.OllamaError as exc:
             ok = False
             lines.append(exc.message)
         finally:

@@ -8,7 +8,7 @@ from odoo import sql_db
 from odoo.tests import tagged
 from odoo.tools import config, mute_logger
 
-from odoo.addons.pv_kb.lib import ollama
+from odoo.addons.pv_kb.lib import ollama_errors
 from odoo.addons.pv_kb.models.pv_kb_chunk_embed import EMBED_LOCK_KEY, SCRATCH_TABLE, EmbeddingBusy
 
 from .common import StandInCase, batch_files, entry_md
@@ -63,7 +63,7 @@ class TestEmbeddingJob(StandInCase):
     def test_a_broken_server_marks_nothing(self):
         self.run_import(batch_files(compound_entries()))
         self.standin.set_fault("500", paths=["/api/embed"])
-        with self.assertRaises(ollama.OllamaBadResponse), \
+        with self.assertRaises(ollama_errors.OllamaBadResponse), \
                 mute_logger("odoo.addons.pv_kb.models.pv_kb_chunk_embed", "odoo.addons.pv_kb.lib.ollama"):
             self.embed_all()
         self.assertFalse(self.Chunk.search([("embedding_error", "!=", False)]))
@@ -110,7 +110,7 @@ class TestEmbeddingJob(StandInCase):
         self.set_settings(embedding_model="huge-embed")
         try:   # not assertRaises: its savepoint would roll back the problem the job records
             self.embed_all()
-        except ollama.OllamaBadResponse as exc:
+        except ollama_errors.OllamaBadResponse as exc:
             message = exc.message
         else:
             self.fail("a model above 4,000 dimensions must be refused")

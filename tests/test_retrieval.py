@@ -4,7 +4,7 @@ from unittest.mock import patch
 from odoo.tests import tagged
 from odoo.tools import SQL, mute_logger
 
-from odoo.addons.pv_kb.lib import ollama
+from odoo.addons.pv_kb.lib import ollama_errors
 
 from .common import StandInCase, batch_files, entry_md
 
@@ -109,7 +109,7 @@ class TestEmbedding(StandInCase):
         self.env["pv.kb.chunk"]._embed_pending(max_batches=1)
         self.assertEqual(self.env["pv.kb.chunk"]._embedding_status()["pending"], total - 4)
         self.standin.set_fault("500", paths=["/api/embed"])
-        with self.assertRaises(ollama.OllamaError), mute_logger("odoo.addons.pv_kb.lib.ollama"):
+        with self.assertRaises(ollama_errors.OllamaError), mute_logger("odoo.addons.pv_kb.lib.ollama"):
             self.env["pv.kb.chunk"]._embed_pending()
         self.assertEqual(self.env["pv.kb.chunk"]._embedding_status()["pending"], total - 4,
                          "a failed batch writes nothing, earlier batches stay")
@@ -197,7 +197,7 @@ class TestRetrieval(StandInCase):
         self.assertEqual(result.mode, "fts")
         self.assertIn("nicht erreichbar", result.degraded)
         self.assertEqual(result.entry_ids[0], "lb-ueb-01")
-        self.assertIsInstance(result.ollama_error, ollama.OllamaUnreachable)
+        self.assertIsInstance(result.ollama_error, ollama_errors.OllamaUnreachable)
 
     def test_cross_refs_of_top_entries_are_added_as_marked_expansion(self):
         entries = compound_entries()

@@ -1,6 +1,6 @@
 """Structured answer mode through the agent, with the stand-in emitting (or violating) the JSON schema.
 
-Documented behaviour (lib/structured.py, lib/answer_outcome.py): a statement that fails a check is
+Documented behaviour (lib/answer/structured*.py, lib/answer/outcome.py): a statement that fails a check is
 regenerated once and then dropped; the statements that pass are shown, rendered in code; when none is left
 the user gets the extractive quotes with a one-line reason and the rejected text stays in the question log.
 """
@@ -11,7 +11,7 @@ from odoo.tests import new_test_user, tagged
 from odoo.exceptions import AccessError, UserError
 from odoo.tools import mute_logger
 
-from odoo.addons.pv_kb.lib import bakeoff, evaluation
+from odoo.addons.pv_kb.lib import bakeoff, goldset_format
 from odoo.addons.pv_kb.lib.answer.types import REFUSAL_TEXT
 
 from .common import StandInCase, batch_files
@@ -159,7 +159,7 @@ class TestBakeoffRuns(StandInCase):
         cls.env["pv.kb.chunk"]._embed_pending()
 
     def gold(self):
-        return evaluation.load_goldset(
+        return goldset_format.load_goldset(
             "- id: q1\n  question: Wie hoch ist der Freibetrag für Sonderzahlungen?\n  kind: fact\n"
             "  expected_ids: [lb-sz-01]\n  answer_must_contain: ['€ 620']\n"
             "- id: q2\n  question: Wie ist das Wetter auf dem Mond?\n  kind: refuse\n  expected_ids: []\n")

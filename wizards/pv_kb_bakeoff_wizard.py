@@ -4,7 +4,7 @@ import os
 from odoo import fields, models
 from odoo.exceptions import AccessError, UserError
 
-from ..lib import bakeoff, evaluation
+from ..lib import bakeoff, goldset_format
 
 DEMO_GOLDSET = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "demo_kb",
                             "goldset.yaml")
@@ -45,8 +45,8 @@ class PvKbBakeoffWizard(models.TransientModel):
                 text = handle.read()
             name = "demo goldset.yaml"
         try:
-            goldset = evaluation.read_goldset(text)
-        except evaluation.GoldsetError as exc:
+            goldset = goldset_format.read_goldset(text)
+        except goldset_format.GoldsetError as exc:
             raise UserError("\n".join(exc.problems)) from exc
         gold = goldset.questions
         if self.held_out_only:

@@ -10,7 +10,8 @@ The agent (``models/pv_kb_agent.py``) calls the modules in this order:
 4. (the model answers)
    free text: ``freetext`` removes echoed instructions and tag fragments and attaches a citation to a
    claim whose values stand in exactly one retrieved entry; structured: ``structured`` parses the JSON,
-   checks each statement (ids, verbatim quote, values, Stand) and writes the answer itself;
+   ``structured_checks`` checks each statement (ids, verbatim quote, values, Stand) and
+   ``structured_render`` writes the answer itself;
 5. ``validation`` — checks in code (:func:`validate_answer`) and the note for one regeneration
    (:func:`strict_instruction`); ``outcome`` — the status rule: what the user sees when checks fail
    (:func:`outcome.decide`: never a wrong figure as prose); it uses

@@ -2,9 +2,10 @@
 
 The agent (models/pv_kb_agent.py) prepares a question in a short transaction (retrieval, gate, context,
 prompt: :class:`PreparedQuestion`); :func:`respond` then calls the model and checks what it wrote — free
-text (:mod:`.freetext`, :mod:`.validation`, :mod:`.outcome`) or structured statements (:mod:`.structured`)
-— and the agent logs the :class:`AgentAnswer` in another short transaction. Nothing here touches Odoo,
-so the chat panel's stream holds no database connection while the model generates.
+text (:mod:`.freetext`, :mod:`.validation`, :mod:`.outcome`) or structured statements (:mod:`.structured`,
+:mod:`.structured_checks`, :mod:`.structured_render`) — and the agent logs the :class:`AgentAnswer` in
+another short transaction. Nothing here touches Odoo, so the chat panel's stream holds no database
+connection while the model generates.
 """
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from .. import ollama, pii
-from . import citations, conflicts as conflict_rules, extractive, freetext, gate, outcome, structured, validation
+from .. import ollama_errors, ollama_tokens, pii
+from . import (citations, conflicts as conflict_rules, extractive, freetext, gate, outcome, structured,
+               structured_checks, structured_render, validation)
 from .types import REFUSAL_TEXT
 
 _logger = logging.getLogger(__name__)
@@ -66,7 +68,7 @@ class PreparedQuestion:
 def respond(prepared, make_client, *, on_delta=None, deadline=None, cancel=None):
     """Generate and validate the answer for a prepared question. Touches no database (the caller holds no
     connection meanwhile); ``make_client(settings)`` gives the Ollama client (closed here); ``deadline``
-    (``time.monotonic()``) bounds the whole answer, regeneration included; ``cancel`` (ollama.CancelToken)
+    (``time.monotonic()``) bounds the whole answer, regeneration included; ``cancel`` (ollama_transport.CancelToken)
     ends it early. Never raises."""
     settings, texts = prepared.settings, prepared.texts
     deadline = deadline or (time.monotonic() + settings["answer_time_limit"])
@@ -105,7 +107,7 @@ def respond(prepared, make_client, *, on_delta=None, deadline=None, cancel=None)
 def _answer(prepared, make_client, on_delta, deadline, cancel):
     retrieval, settings = prepared.retrieval, prepared.settings
     timings = {}
-    if isinstance(retrieval.ollama_error, (ollama.OllamaUnreachable, ollama.OllamaTimeout)):
+    if isinstance(retrieval.ollama_error, (ollama_errors.OllamaUnreachable, ollama_errors.OllamaTimeout)):
         # the server failed already for the query embedding: do not wait for it a second time
         return _degraded(prepared, timings, retrieval.ollama_error)
     client = make_client(settings)
@@ -130,11 +132,11 @@ def _answer_text(prepared, client, on_delta, deadline, cancel, timings):
         t0 = time.perf_counter()
         try:
             chat = _generate(messages, settings, client, on_delta, deadline, cancel, prepared)
-        except ollama.OllamaCancelled:
+        except ollama_errors.OllamaCancelled:
             timings["generate_ms"] = generate_ms + (time.perf_counter() - t0) * 1000
             return AgentAnswer(status="abgebrochen", answer="", conflicts=conflicts, timings=timings,
                                regenerations=regenerations)
-        except ollama.OllamaError as exc:
+        except ollama_errors.OllamaError as exc:
             timings["generate_ms"] = generate_ms + (time.perf_counter() - t0) * 1000
             if on_delta:
                 on_delta(None)
@@ -209,8 +211,8 @@ def _answer_structured(prepared, client, on_delta, deadline, cancel, timings):
             if piece is None:
                 return
             for statement in stream.feed(piece):
-                item = structured.check_statement(statement, blocks)
-                text = structured.render_statement(item, blocks, conflicts)
+                item = structured_checks.check_statement(statement, blocks)
+                text = structured_render.render_statement(item, blocks, conflicts)
                 if item.ok and text not in shown:
                     shown.add(text)
                     on_delta(text + "\n\n")
@@ -221,11 +223,11 @@ def _answer_structured(prepared, client, on_delta, deadline, cancel, timings):
         try:
             chat = _generate(messages, prepared.settings, client, stream_handler(), deadline, cancel, prepared,
                              response_format=schema)
-        except ollama.OllamaCancelled:
+        except ollama_errors.OllamaCancelled:
             timings["generate_ms"] = generate_ms + (time.perf_counter() - t0) * 1000
             return AgentAnswer(status="abgebrochen", answer="", conflicts=conflicts, timings=timings,
                                regenerations=regenerations, answer_mode="structured")
-        except ollama.OllamaError as exc:
+        except ollama_errors.OllamaError as exc:
             timings["generate_ms"] = generate_ms + (time.perf_counter() - t0) * 1000
             if on_delta:
                 on_delta(None)
@@ -240,38 +242,38 @@ def _answer_structured(prepared, client, on_delta, deadline, cancel, timings):
         raws.append(chat.content)
         t0 = time.perf_counter()
         parsed = structured.parse_response(chat.content)
-        new = [structured.check_statement(s, blocks) for s in parsed.statements]
+        new = [structured_checks.check_statement(s, blocks) for s in parsed.statements]
         checked.extend(new)
         validate_ms += (time.perf_counter() - t0) * 1000
         failed = [c for c in new if not c.ok]
         if attempt or parsed.refused or not (parsed.error or failed) or time.monotonic() >= deadline:
             break
         regenerations += 1
-        note = (structured.retry_note(failed) if not parsed.error else
+        note = (structured_render.retry_note(failed) if not parsed.error else
                 "Hinweis zur Wiederholung: Die vorige Antwort war kein gültiges JSON. Antworte nur mit JSON "
                 "im vorgegebenen Format.")
         messages = messages + [{"role": "assistant", "content": chat.content}, {"role": "user", "content": note}]
     t0 = time.perf_counter()
     good, seen = [], set()
     for item in checked:
-        text = structured.render_statement(item, blocks, conflicts)
+        text = structured_render.render_statement(item, blocks, conflicts)
         if item.ok and text not in seen:
             seen.add(text)
             good.append(item)
     dropped = [c for c in checked if not c.ok]
     violations = [f"dropped: {v.code}: {v.detail}" for c in dropped for v in c.violations
-                  if v.code in structured.FAILING]
+                  if v.code in structured_checks.FAILING]
     violations += [f"repaired: {v.code}: {v.detail}" for c in good for v in c.violations]
     rejected, notice = "", retrieval.degraded
     if parsed is not None and parsed.refused and not good:
-        status, answer = "verweigert", structured.render_refusal(parsed.reason)
+        status, answer = "verweigert", structured_render.render_refusal(parsed.reason)
     elif good:
-        status, answer = "beantwortet", structured.render_answer(good, blocks, conflicts)
+        status, answer = "beantwortet", structured_render.render_answer(good, blocks, conflicts)
         if dropped:
             rejected = "\n\n".join(raws)
             notice = notice or prepared.texts["dropped"] % {"count": len(dropped)}
     else:
-        codes = [v.code for c in dropped for v in c.violations if v.code in structured.FAILING]
+        codes = [v.code for c in dropped for v in c.violations if v.code in structured_checks.FAILING]
         if parsed is None or parsed.error:
             codes.append("invalid_json")
         verdict = outcome.decide(codes or ["no_statement"], has_blocks=bool(blocks))
@@ -307,10 +309,10 @@ def _generate(messages, settings, client, on_delta, deadline, cancel, prepared, 
     options = {"temperature": 0.1}
     if response_format:
         options["num_predict"] = 500   # a JSON answer of a few statements; bounds a model that rambles
-    expected = sum(ollama.estimate_tokens(m["content"]) for m in messages)
+    expected = sum(ollama_tokens.estimate_tokens(m["content"]) for m in messages)
     num_ctx = max(2048, min(settings["num_ctx"] * 4, int(expected * 1.3) + 1024))
     if time.monotonic() >= deadline:
-        raise ollama.OllamaTimeout(texts["too_late"])
+        raise ollama_errors.OllamaTimeout(texts["too_late"])
     if on_delta is None:
         return client.chat(settings["chat_model"], messages, origin=gated, options=options, num_ctx=num_ctx,
                            expected_prompt_tokens=expected, deadline=deadline, response_format=response_format)
@@ -323,5 +325,5 @@ def _generate(messages, settings, client, on_delta, deadline, cancel, prepared, 
         if piece.done:
             result = piece.result
     if result is None:
-        raise ollama.OllamaBadResponse(texts["no_result"])
+        raise ollama_errors.OllamaBadResponse(texts["no_result"])
     return result

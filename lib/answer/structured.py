@@ -5,44 +5,32 @@ list of statements. Each statement names the entries it rests on (``quellen``), 
 most :data:`QUOTE_MAX_WORDS` words from one of them (``zitat``), the statement itself (``text``) and the
 values it states with their Stand (``werte``), optionally the sides of a contradiction (``widerspruch``).
 
-:func:`check_statement` validates one statement in code — cited ids ⊆ retrieved ids, the quote found
-(fuzzy, :func:`match_quote`) in a block of a cited entry, every value of the text and of ``werte`` present
-in a cited entry, each given Stand equal to a cited entry's Stand — and :func:`render_answer` writes the
-German Markdown answer from the statements that passed: ``text [id] (Stand YYYY-MM)`` per statement, ⚠ for
-contradictions, plus the conflict note of the code. So an uncited sentence cannot reach the screen.
+The mode has three modules, in call order:
 
-Violation codes of a statement (see :mod:`lib.answer.outcome` for what the user sees):
-``no_citation``, ``unknown_id``, ``quote_missing``, ``quote_not_found``, ``value_not_in_source``,
-``stand_mismatch``, ``echo``, ``empty`` make the statement fail; ``missing_stand`` is repaired (the Stand
-shown is the cited entry's own). ``invalid_json`` is the code of a response that is no such JSON.
+* this one — what the model is asked (:func:`answer_schema`, :func:`system_prompt`), which models answer
+  in this mode (:func:`mode_for`), and reading the answer: :func:`parse_response` for the whole JSON,
+  :class:`StatementStream` for complete statement objects out of the streamed text, so the panel can show
+  each statement as soon as it is complete;
+* ``structured_checks`` — :func:`~.structured_checks.check_statement` validates one statement in code
+  (cited ids, the verbatim quote, values, Stand; the violation codes are listed there);
+* ``structured_render`` — writes the German Markdown answer from the statements that passed, the refusal
+  and the note for one regeneration. So an uncited sentence cannot reach the screen.
 
-:class:`StatementStream` picks complete statement objects out of the streamed JSON text, so the panel can
-show each statement as soon as it is complete. Nothing here imports Odoo.
+Nothing here imports Odoo.
 """
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from dataclasses import dataclass, field
 
-from ..text_de import fold_plain as _fold
 from . import freetext
-from .citations import CITATION_RE, extract_citations
-from .conflicts import add_conflict_note
-from .prompt import one_line as _one_line
-from .types import REFUSAL_TEXT, Conflict, ContextBlock, Violation, short as _short
-from .values import find_values as _find_values, source_index as _source_index, value_in_source as _value_in_source
+from .citations import CITATION_RE
 
 QUOTE_MAX_WORDS = 25
-QUOTE_MIN_RATIO = 0.8      # difflib ratio of the quote's words against the best window of the block's words
 MAX_STATEMENTS = 5
-FAILING = frozenset({"no_citation", "unknown_id", "quote_missing", "quote_not_found", "value_not_in_source",
-                     "stand_mismatch", "echo", "empty"})
 MODES = ("text", "structured")
 
-_STAND_FMT = re.compile(r"^\s*(\d{4})-(\d{2})")
-_WORD = re.compile(r"[^\W_]+")
 _STAND_IN_TEXT = re.compile(r"\(?\s*Stand:?\s*\d{4}-\d{2}(?:-\d{2})?\s*\)?", re.I)
 
 
@@ -197,125 +185,7 @@ def parse_response(raw: str) -> Parsed:
     return Parsed(refused=refused, reason=_str(data.get("grund")), statements=[] if refused else statements)
 
 
-# --------------------------------------------------------------------------- checks
-
-
-def _words(text: str) -> list[tuple[str, int, int]]:
-    """Folded words of ``text`` with their character span."""
-    return [(_fold(m.group(0)), m.start(), m.end()) for m in _WORD.finditer(text or "")]
-
-
-def match_quote(quote: str, text: str) -> str | None:
-    """The passage of ``text`` that ``quote`` copies, or None.
-
-    Words are compared folded (case, umlauts, punctuation and Markdown ignored); the quote's first
-    :data:`QUOTE_MAX_WORDS` words must match a window of the text with a difflib ratio of at least
-    :data:`QUOTE_MIN_RATIO` (a changed ending or one missing word passes, a paraphrase does not). A quote
-    of fewer than two words never matches. Returns the original text of the best window.
-    """
-    wanted = [w for w, _s, _e in _words(quote)][:QUOTE_MAX_WORDS]
-    if len(wanted) < 2:
-        return None
-    words = _words(text)
-    if not words:
-        return None
-    tokens = [w for w, _s, _e in words]
-    vocabulary = set(wanted)
-    best, span = 0.0, None
-    n = len(wanted)
-    matcher = difflib.SequenceMatcher(autojunk=False)
-    matcher.set_seq2(wanted)
-    for size in range(max(2, n - 2), n + 3):
-        for start in range(0, max(1, len(tokens) - size + 1)):
-            window = tokens[start:start + size]
-            if window[0] not in vocabulary and window[-1] not in vocabulary:
-                continue
-            matcher.set_seq1(window)
-            if matcher.real_quick_ratio() < QUOTE_MIN_RATIO or matcher.quick_ratio() < QUOTE_MIN_RATIO:
-                continue
-            ratio = matcher.ratio()
-            if ratio > best:
-                best, span = ratio, (start, min(start + size, len(tokens)) - 1)
-    if span is None or best < QUOTE_MIN_RATIO:
-        return None
-    return text[words[span[0]][1]:words[span[1]][2]]
-
-
-def _stand(value: str) -> str:
-    match = _STAND_FMT.match(value or "")
-    return f"{match.group(1)}-{match.group(2)}" if match else ""
-
-
-@dataclass
-class Checked:
-    """A statement after the checks: its violations, the passage its quote matched, ids in order."""
-
-    statement: Statement
-    violations: list[Violation]
-    ids: list[str]
-    passage: str = ""
-    passage_id: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return not any(v.code in FAILING for v in self.violations)
-
-
-def check_statement(statement: Statement, blocks: list[ContextBlock]) -> Checked:
-    """Validate one statement against the retrieved blocks (codes: module docstring)."""
-    retrieved = {b.entry_id.lower() for b in blocks}
-    text = statement.text
-    ids = list(statement.ids)
-    ids += [i for i in extract_citations(text) if i not in ids]   # ids the model wrote into the text
-    violations = [Violation("unknown_id", i) for i in ids if i not in retrieved]
-    known = [i for i in ids if i in retrieved]
-    shown = _clean_text(text)
-    if freetext.echo_fragments(text):
-        violations.append(Violation("echo", _short(text, 120)))
-    elif not shown:
-        violations.append(Violation("empty", "–"))
-    if not ids:
-        violations.append(Violation("no_citation", _short(shown, 120)))
-    own = [b for b in blocks if b.entry_id.lower() in known]
-    passage, passage_id = "", ""
-    if not statement.quote:
-        if known:
-            violations.append(Violation("quote_missing", _short(shown, 120)))
-    else:
-        for block in own:
-            found = match_quote(statement.quote, block.text) or match_quote(statement.quote, block.title)
-            if found and len(found) > len(passage):
-                passage, passage_id = found, block.entry_id.lower()
-        if known and not passage:
-            violations.append(Violation("quote_not_found", _short(statement.quote, 120)))
-    if own:
-        index = _source_index("\n".join(f"{b.title}\n{b.text}" for b in own))
-        folded_source = _fold(" ".join(b.text for b in own))
-        seen = set()
-        for value in _find_values(CITATION_RE.sub(" ", text)):
-            if not _value_in_source(value, *index) and value.text not in seen:
-                seen.add(value.text)
-                violations.append(Violation("value_not_in_source", f"{value.text} (zitiert: {', '.join(known)})"))
-        stands = {_stand(b.stand) for b in own}
-        for wert, stand in statement.values:
-            typed = _find_values(wert)
-            present = all(_value_in_source(v, *index) for v in typed) if typed else \
-                " ".join(_fold(wert).split()) in " ".join(folded_source.split())
-            if not present and wert not in seen:
-                seen.add(wert)
-                violations.append(Violation("value_not_in_source", f"{wert} (zitiert: {', '.join(known)})"))
-            if not _stand(stand):
-                violations.append(Violation("missing_stand", wert))
-            elif _stand(stand) not in stands:
-                violations.append(Violation("stand_mismatch", f"{wert}: Stand {stand} "
-                                                              f"(zitiert: {', '.join(sorted(stands))})"))
-    return Checked(statement, violations, known, passage, passage_id)
-
-
-# --------------------------------------------------------------------------- rendering
-
-
-def _clean_text(text: str) -> str:
+def shown_text(text: str) -> str:
     """The statement as shown: ids, Stand notes and tag fragments the model wrote into it removed."""
     text = CITATION_RE.sub(" ", text or "")
     text = _STAND_IN_TEXT.sub(" ", text)
@@ -325,74 +195,6 @@ def _clean_text(text: str) -> str:
     if text and text[-1] not in ".!?:":
         text += "."
     return text
-
-
-def _stands(blocks: list[ContextBlock]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for block in blocks:
-        out.setdefault(block.entry_id.lower(), _stand(block.stand) or block.stand)
-    return out
-
-
-def render_statement(checked: Checked, blocks: list[ContextBlock], conflicts: list[Conflict] = ()) -> str:
-    """One statement as Markdown: ``text [id] (Stand YYYY-MM)``; ⚠ when it states a side of a conflict."""
-    stands = _stands(blocks)
-    cites = ", ".join(f"[{i}] (Stand {stands.get(i, '?')})" for i in checked.ids)
-    sides = {i.lower() for c in conflicts for i in c.entry_ids}
-    marked = [i for i in checked.statement.conflict_ids if i in stands]
-    prefix = "⚠ Widerspruch: " if (len(marked) >= 2 or any(i in sides for i in checked.ids)) else ""
-    return f"{prefix}{_clean_text(checked.statement.text)} {cites}".strip()
-
-
-def render_answer(checked: list[Checked], blocks: list[ContextBlock], conflicts: list[Conflict] = ()) -> str:
-    """The answer from the statements that passed; the ⚠ note of the code for each touched conflict.
-
-    Statements that state a side of a conflict come together after the others, so the sides stand in one
-    paragraph block; every side the answer touched but did not show is added by ``add_conflict_note``.
-    """
-    good = [c for c in checked if c.ok]
-    if not good:
-        return ""
-    sides = {i.lower() for c in conflicts for i in c.entry_ids}
-    plain = [render_statement(c, blocks, conflicts) for c in good if not set(c.ids) & sides]
-    conflicting = [render_statement(c, blocks, conflicts) for c in good if set(c.ids) & sides]
-    parts = plain + (["\n".join(conflicting)] if conflicting else [])
-    answer = "\n\n".join(parts)
-    cited = [i for c in good for i in c.ids]
-    return add_conflict_note(answer, list(conflicts), cited)
-
-
-def render_refusal(reason: str) -> str:
-    """The refusal sentence plus the model's reason when it states no value and names no id."""
-    reason = " ".join(freetext.strip_echo(reason or "").split())
-    if not reason or _find_values(reason) or extract_citations(reason) or len(reason) > 300:
-        return REFUSAL_TEXT
-    return f"{REFUSAL_TEXT} {_one_line(reason)}"
-
-
-# --------------------------------------------------------------------------- regeneration
-
-_REASONS = {
-    "no_citation": "ohne Quelle",
-    "unknown_id": "Kennung nicht in <wissensbasis>",
-    "quote_missing": "ohne wörtliches Zitat",
-    "quote_not_found": "das Zitat steht nicht im zitierten Eintrag",
-    "value_not_in_source": "der Wert steht nicht im zitierten Eintrag",
-    "stand_mismatch": "der Stand passt nicht zum zitierten Eintrag",
-    "echo": "enthält Anweisungstext",
-    "empty": "leer",
-}
-
-
-def retry_note(failed: list[Checked]) -> str:
-    """German note for one regeneration of only the failed statements."""
-    lines = ["Hinweis zur Wiederholung: Diese Aussagen wurden verworfen. Gib dasselbe JSON zurück, aber nur "
-             "mit Ersatz für sie – Zitat wörtlich aus dem zitierten Eintrag, Werte nur wörtlich aus ihm; "
-             "belegt die Wissensbasis eine Aussage nicht, lass sie weg:"]
-    for pos, item in enumerate(failed, 1):
-        reasons = sorted({_REASONS.get(v.code, v.code) for v in item.violations if v.code in FAILING})
-        lines.append(f"{pos}. „{_short(item.statement.text, 120)}“ – {', '.join(reasons)}")
-    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- streaming

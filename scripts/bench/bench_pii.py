@@ -19,7 +19,7 @@ import yaml
 REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from lib import pii  # noqa: E402
+from lib import pii, pii_names, pii_scoring  # noqa: E402
 
 FIRST = ["Anna", "Lena", "Sophie", "Marie", "Hannah", "Lukas", "David", "Paul", "Jakob", "Felix", "Elias", "Tobias",
          "Sarah", "Laura", "Jana", "Emma", "Leon", "Simon", "Noah", "Fabian", "Ines", "Vesna", "Goran", "Emre"]
@@ -42,7 +42,7 @@ def main():
     args = parser.parse_args()
     path = REPO / "tests" / "lib" / "data" / "pii_dev.yaml" if args.dev else pathlib.Path(args.set)
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    result = pii.score_cases(data)
+    result = pii_scoring.score_cases(data)
     print(f"{path.relative_to(REPO) if path.is_relative_to(REPO) else path}: {result['questions']} questions, "
           f"{result['clean_questions']} without personal data")
     print(f"{'detector':<11} {'expected':>8} {'found':>6} {'recall':>7} {'precision':>9}")
@@ -58,7 +58,7 @@ def main():
                                                    else f"{rng.choice(FIRST)} {rng.choice(LAST)}"
                                                    for i in range(args.names)]
     t0 = time.perf_counter()
-    known = pii.KnownNames.build(names)
+    known = pii_names.KnownNames.build(names)
     build_ms = (time.perf_counter() - t0) * 1000
     history = [{"role": "user", "content": "Wie hoch ist der Freibetrag für Sonderzahlungen?"},
                {"role": "assistant", "content": "Der Freibetrag beträgt € 620 pro Jahr [lb-sz-01] (Stand 2025-01)."}]

@@ -9,12 +9,12 @@ import os
 import statistics
 import time
 
-from odoo.addons.pv_kb.lib import evaluation
+from odoo.addons.pv_kb.lib import goldset_format
 from odoo.addons.pv_kb.testing.standin import OllamaStandIn
 
 env = env  # noqa: F821 - provided by `odoo-bin shell`
-gold = evaluation.load_goldset(os.path.join(os.path.dirname(evaluation.__file__), "..", "data", "demo_kb",
-                                            "goldset.yaml"))
+gold = goldset_format.load_goldset(os.path.join(os.path.dirname(goldset_format.__file__), "..", "data", "demo_kb",
+                                                "goldset.yaml"))
 with OllamaStandIn(embed_models={"multilingual-e5-small": "e5"}, request_overhead_ms=0) as server:
     overrides = {"ollama_url": server.url, "embedding_model": "multilingual-e5-small",
                  "chat_model": "standin-chat", "query_prefix": "query: ", "passage_prefix": "passage: "}

@@ -10,13 +10,13 @@ import statistics
 import time
 from unittest.mock import patch
 
-from odoo.addons.pv_kb.lib import evaluation
+from odoo.addons.pv_kb.lib import goldset_format
 
 env = env  # noqa: F821 - provided by `odoo-bin shell`
 repeats = int(os.environ.get("BENCH_REPEATS", "5"))
 gold_path = os.environ.get("BENCH_GOLDSET") or os.path.join(
-    os.path.dirname(evaluation.__file__), "..", "data", "demo_kb", "goldset.yaml")
-gold = evaluation.load_goldset(gold_path)
+    os.path.dirname(goldset_format.__file__), "..", "data", "demo_kb", "goldset.yaml")
+gold = goldset_format.load_goldset(gold_path)
 overrides = {}
 if os.environ.get("STANDIN_URL"):
     overrides = {"ollama_url": os.environ["STANDIN_URL"], "embedding_model": "multilingual-e5-small",

@@ -18,14 +18,14 @@ import dataclasses
 import itertools
 import os
 
-from odoo.addons.pv_kb.lib import eval_protocol, evaluation, fusion, ranking
+from odoo.addons.pv_kb.lib import eval_protocol, evaluation, fusion, goldset_format, ranking
 
 env = env  # noqa: F821
 DATA = os.path.join(os.path.dirname(evaluation.__file__), "..", "data", "demo_kb")
-goldset = evaluation.read_goldset(os.environ.get("BENCH_GOLDSET") or os.path.join(DATA, "goldset.yaml"))
+goldset = goldset_format.read_goldset(os.environ.get("BENCH_GOLDSET") or os.path.join(DATA, "goldset.yaml"))
 tuning = eval_protocol.tuning_part(goldset)          # refuses a gold set that is all test part
 split = eval_protocol.split_goldset(goldset.questions, goldset.meta)
-heldout_sets = [evaluation.read_goldset(p) for p in filter(None, os.environ.get("BENCH_HELDOUT", "").split(":"))]
+heldout_sets = [goldset_format.read_goldset(p) for p in filter(None, os.environ.get("BENCH_HELDOUT", "").split(":"))]
 k_folds = int(os.environ.get("BENCH_FOLDS", "5"))
 
 overrides = {"ollama_url": os.environ["STANDIN_URL"], "embedding_model": "multilingual-e5-small",

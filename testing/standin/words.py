@@ -37,5 +37,5 @@ def content_words(text: str) -> set[str]:
 
 
 def estimate_tokens(text: str) -> int:
-    """Characters / 3.5, rounded up (same rule as ``lib.ollama``)."""
+    """Characters / 3.5, rounded up (same rule as ``lib.ollama_tokens``)."""
     return math.ceil(len(text) / 3.5) if text else 0

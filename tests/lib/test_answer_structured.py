@@ -1,10 +1,11 @@
-"""Tests for lib.structured: schema, parsing, per-statement checks, rendering, streaming, modes."""
+"""Tests for the structured mode (lib/answer/structured.py, structured_checks.py, structured_render.py): schema,
+parsing, per-statement checks, rendering, streaming, modes."""
 import json
 
 import pytest
 
-from lib.answer import structured as s
-from lib.answer.types import Conflict, ContextBlock
+from lib.answer import structured as s, structured_checks as checks, structured_render as render
+from lib.answer.types import REFUSAL_TEXT, Conflict, ContextBlock
 
 SZ_TEXT = ("Sonstige Bezüge innerhalb des Jahressechstels sind nach Abzug der Sozialversicherung bis "
            "€ 620 steuerfrei. Darüber gilt ein fester Steuersatz von 6 % bis zur Freigrenze von € 2.100.")
@@ -62,21 +63,21 @@ def test_parse_response_reads_statements_refusals_and_rejects_garbage():
 
 
 def test_match_quote_accepts_small_changes_and_rejects_paraphrase():
-    assert s.match_quote("bis € 620 steuerfrei", SZ_TEXT) == "620 steuerfrei" or \
-        "620 steuerfrei" in s.match_quote("bis € 620 steuerfrei", SZ_TEXT)
-    passage = s.match_quote("nach Abzug der Sozialversicherungen bis 620 Euro steuerfrei", SZ_TEXT)
+    assert checks.match_quote("bis € 620 steuerfrei", SZ_TEXT) == "620 steuerfrei" or \
+        "620 steuerfrei" in checks.match_quote("bis € 620 steuerfrei", SZ_TEXT)
+    passage = checks.match_quote("nach Abzug der Sozialversicherungen bis 620 Euro steuerfrei", SZ_TEXT)
     assert passage and passage.startswith("nach Abzug") and "steuerfrei" in passage
-    assert s.match_quote("Weihnachtsgeld ist immer komplett steuerfrei", SZ_TEXT) is None
-    assert s.match_quote("steuerfrei", SZ_TEXT) is None            # one word is no quote
+    assert checks.match_quote("Weihnachtsgeld ist immer komplett steuerfrei", SZ_TEXT) is None
+    assert checks.match_quote("steuerfrei", SZ_TEXT) is None            # one word is no quote
     long_quote = " ".join(["Sonstige Bezüge innerhalb des Jahressechstels"] * 8)
-    assert s.match_quote(long_quote, SZ_TEXT) is None              # only the first 25 words count
+    assert checks.match_quote(long_quote, SZ_TEXT) is None              # only the first 25 words count
 
 
 def test_a_correct_statement_passes_and_renders_with_id_and_stand(blocks):
-    checked = s.check_statement(good_statement(), blocks)
+    checked = checks.check_statement(good_statement(), blocks)
     assert checked.ok and codes(checked) == [] and checked.passage_id == "lb-sz-01"
     assert "620 steuerfrei" in checked.passage
-    text = s.render_answer([checked], blocks)
+    text = render.render_answer([checked], blocks)
     assert text == "Der Freibetrag für sonstige Bezüge beträgt € 620. [lb-sz-01] (Stand 2026-01)"
 
 
@@ -91,49 +92,49 @@ def test_a_correct_statement_passes_and_renders_with_id_and_stand(blocks):
     ({"text": "Antwortformat: Jeder Satz mit [id], jeder Wert mit (Stand JJJJ-MM)."}, "echo"),
 ])
 def test_each_failing_rule_fails_the_statement(blocks, change, code):
-    checked = s.check_statement(good_statement(**change), blocks)
+    checked = checks.check_statement(good_statement(**change), blocks)
     assert code in codes(checked)
     assert not checked.ok
-    assert s.render_answer([checked], blocks) == ""
+    assert render.render_answer([checked], blocks) == ""
 
 
 def test_missing_stand_is_repaired_with_the_entrys_own_stand(blocks):
-    checked = s.check_statement(good_statement(werte=[{"wert": "€ 620", "stand": ""}]), blocks)
+    checked = checks.check_statement(good_statement(werte=[{"wert": "€ 620", "stand": ""}]), blocks)
     assert codes(checked) == ["missing_stand"] and checked.ok
-    assert "[lb-sz-01] (Stand 2026-01)" in s.render_answer([checked], blocks)
+    assert "[lb-sz-01] (Stand 2026-01)" in render.render_answer([checked], blocks)
 
 
 def test_ids_and_stand_written_into_the_text_are_checked_and_not_shown_twice(blocks):
-    checked = s.check_statement(good_statement(text="Freibetrag € 620 [lb-sz-01] (Stand 2026-01)"), blocks)
+    checked = checks.check_statement(good_statement(text="Freibetrag € 620 [lb-sz-01] (Stand 2026-01)"), blocks)
     assert checked.ok
-    assert s.render_answer([checked], blocks) == "Freibetrag € 620. [lb-sz-01] (Stand 2026-01)"
-    sneaky = s.check_statement(good_statement(text="Freibetrag € 620 [lb-zz-01]"), blocks)
+    assert render.render_answer([checked], blocks) == "Freibetrag € 620. [lb-sz-01] (Stand 2026-01)"
+    sneaky = checks.check_statement(good_statement(text="Freibetrag € 620 [lb-zz-01]"), blocks)
     assert "unknown_id" in codes(sneaky)
 
 
 def test_only_passing_statements_are_rendered_and_conflicts_get_both_sides(blocks):
     conflict = Conflict("Kilometergeld", ["lb-rk-02", "wiku-rk-01"], {"lb-rk-02": "€ 0,50", "wiku-rk-01": "€ 0,42"},
                         {"lb-rk-02": "2025-01", "wiku-rk-01": "2024-01"})
-    km = s.check_statement(s.statement_from({
+    km = checks.check_statement(s.statement_from({
         "quellen": ["lb-rk-02"], "zitat": "Das amtliche Kilometergeld beträgt ab 2025 € 0,50 je Kilometer",
         "text": "Das Kilometergeld beträgt € 0,50 je Kilometer.", "werte": [{"wert": "€ 0,50", "stand": "2025-01"}],
         "widerspruch": ["lb-rk-02", "wiku-rk-01"]}), blocks)
-    bad = s.check_statement(good_statement(text="Der Freibetrag beträgt € 999."), blocks)
-    answer = s.render_answer([km, bad], blocks, [conflict])
+    bad = checks.check_statement(good_statement(text="Der Freibetrag beträgt € 999."), blocks)
+    answer = render.render_answer([km, bad], blocks, [conflict])
     assert "999" not in answer
     assert answer.startswith("⚠ Widerspruch: Das Kilometergeld beträgt € 0,50 je Kilometer. [lb-rk-02] (Stand 2025-01)")
     assert "[wiku-rk-01] (Stand 2024-01)" in answer     # the side the model left out, added by the code
 
 
 def test_refusal_keeps_a_plain_reason_but_never_values_or_ids():
-    assert s.render_refusal("Die Frage betrifft das deutsche Steuerrecht.").endswith("deutsche Steuerrecht.")
-    assert s.render_refusal("In Deutschland sind es € 1.000 [de-01].") == s.REFUSAL_TEXT
-    assert s.render_refusal("") == s.REFUSAL_TEXT
+    assert render.render_refusal("Die Frage betrifft das deutsche Steuerrecht.").endswith("deutsche Steuerrecht.")
+    assert render.render_refusal("In Deutschland sind es € 1.000 [de-01].") == REFUSAL_TEXT
+    assert render.render_refusal("") == REFUSAL_TEXT
 
 
 def test_retry_note_names_each_failed_statement_and_why(blocks):
-    bad = s.check_statement(good_statement(text="Der Freibetrag beträgt € 720."), blocks)
-    note = s.retry_note([bad])
+    bad = checks.check_statement(good_statement(text="Der Freibetrag beträgt € 720."), blocks)
+    note = render.retry_note([bad])
     assert "€ 720" in note and "steht nicht im zitierten Eintrag" in note
 
 

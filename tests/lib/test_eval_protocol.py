@@ -2,7 +2,8 @@
 import pytest
 
 from lib.eval_protocol import (DEFAULT_SALT, cross_validate, folds, objective, split_goldset, split_rule)
-from lib.evaluation import GoldQuestion, GoldsetError, read_goldset, retrieval_metrics
+from lib.evaluation import retrieval_metrics
+from lib.goldset_format import GoldQuestion, GoldsetError, read_goldset
 
 
 def gold(n_per_kind):

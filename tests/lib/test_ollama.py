@@ -8,9 +8,9 @@ import time
 import pytest
 import requests
 
-from lib import ollama
-from lib.ollama import (ChatResult, OllamaBadResponse, OllamaClient, OllamaConfig,
-                        OllamaModelMissing, OllamaTimeout, OllamaUnreachable)
+from lib import ollama, ollama_tokens
+from lib.ollama import ChatResult, OllamaClient, OllamaConfig
+from lib.ollama_errors import OllamaBadResponse, OllamaModelMissing, OllamaTimeout, OllamaUnreachable
 from testing.standin import SERVER_VERSION, OllamaStandIn, hash_embed
 
 EMBED = "hash-embed"
@@ -73,7 +73,7 @@ def _dumps(obj):
 
 @pytest.mark.parametrize("text,tokens", [("", 0), ("a" * 7, 2), ("a" * 8, 3), ("ä" * 35, 10)])
 def test_estimate_tokens_is_chars_over_3_5_rounded_up(text, tokens):
-    assert ollama.estimate_tokens(text) == tokens
+    assert ollama_tokens.estimate_tokens(text) == tokens
 
 
 @pytest.mark.parametrize("evaluated,expected,num_ctx,flag", [
@@ -84,7 +84,7 @@ def test_estimate_tokens_is_chars_over_3_5_rounded_up(text, tokens):
     (100, None, 8192, False),    # no expectation given
 ])
 def test_is_truncated_heuristic(evaluated, expected, num_ctx, flag):
-    assert ollama.is_truncated(evaluated, expected, num_ctx) is flag
+    assert ollama_tokens.is_truncated(evaluated, expected, num_ctx) is flag
 
 
 # -- metadata endpoints -------------------------------------------------------------
@@ -280,12 +280,12 @@ def test_chat_returns_scripted_content_and_counts(client, standin):
 def test_texts_over_context_spreads_the_evaluated_tokens_by_length():
     texts = ["a" * 100, "b" * 1000, "c" * 100]
     # 1200 chars, 600 tokens evaluated: 0.5 tokens a char, the long text holds 500
-    assert ollama.texts_over_context(texts, 600, 500) == [1]
-    assert ollama.texts_over_context(texts, 600, 512) == []
-    assert ollama.texts_over_context(texts, 600, None) == []
-    assert ollama.texts_over_context(texts, 0, 500) == []
+    assert ollama_tokens.texts_over_context(texts, 600, 500) == [1]
+    assert ollama_tokens.texts_over_context(texts, 600, 512) == []
+    assert ollama_tokens.texts_over_context(texts, 600, None) == []
+    assert ollama_tokens.texts_over_context(texts, 0, 500) == []
     # one text cut to the context: evaluated exactly the context
-    assert ollama.texts_over_context(["x" * 5000], 512, 512) == [0]
+    assert ollama_tokens.texts_over_context(["x" * 5000], 512, 512) == [0]
 
 
 def test_embed_flags_texts_cut_to_the_models_context(client, standin, caplog):
@@ -306,7 +306,7 @@ def test_embed_flags_texts_cut_to_the_models_context(client, standin, caplog):
 
 def test_chat_flags_truncated_prompt_and_logs_warning(client, caplog):
     text = "Wort " * 800  # 4000 chars, about 1143 tokens
-    expected = ollama.estimate_tokens(text)
+    expected = ollama_tokens.estimate_tokens(text)
     with caplog.at_level(logging.WARNING, logger=ollama._LOGGER.name):
         result = client.chat(CHAT, [{"role": "user", "content": text}], num_ctx=512,
                              expected_prompt_tokens=expected, origin=ollama.KB_TEXT)

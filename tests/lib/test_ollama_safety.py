@@ -1,5 +1,6 @@
-"""lib.ollama under production conditions: cancellation, secrets in URLs, proxy headers, replies that are
-not Ollama's, non-finite vectors. A tiny HTTP server of its own per test (no stand-in needed)."""
+"""lib.ollama (with lib.ollama_transport and lib.ollama_errors) under production conditions: cancellation, secrets
+in URLs, proxy headers, replies that are not Ollama's, non-finite vectors. A tiny HTTP server of its own per test
+(no stand-in needed)."""
 import http.server
 import json
 import threading
@@ -7,8 +8,10 @@ import time
 
 import pytest
 
-from lib import ollama
-from lib.ollama import CancelToken, OllamaBadResponse, OllamaCancelled, OllamaClient, OllamaConfig
+from lib import ollama, ollama_errors
+from lib.ollama import OllamaClient, OllamaConfig
+from lib.ollama_errors import OllamaBadResponse, OllamaCancelled
+from lib.ollama_transport import CancelToken
 
 
 class _Server:
@@ -120,7 +123,7 @@ def test_cancelled_token_sends_nothing():
     ("", ""),
 ])
 def test_redact_url(url, shown):
-    assert ollama.redact_url(url) == shown
+    assert ollama_errors.redact_url(url) == shown
 
 
 def test_credentials_never_in_messages():
@@ -169,8 +172,8 @@ def test_chat_deadline_caps_the_read_timeout():
     with _Server(slow) as server:
         client = client_for(f"http://127.0.0.1:{server.port}")
         started = time.monotonic()
-        with pytest.raises(ollama.OllamaTimeout):
+        with pytest.raises(ollama_errors.OllamaTimeout):
             client.chat("m", [{"role": "user", "content": "x"}], origin=ollama.KB_TEXT, deadline=time.monotonic() + 0.5)
         assert time.monotonic() - started < 2.0
-        with pytest.raises(ollama.OllamaTimeout):
+        with pytest.raises(ollama_errors.OllamaTimeout):
             client.chat("m", [{"role": "user", "content": "x"}], origin=ollama.KB_TEXT, deadline=time.monotonic() - 1)

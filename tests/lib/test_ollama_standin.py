@@ -437,8 +437,8 @@ def test_llama_chat_backend_streams_the_models_pieces(monkeypatch):
 
 def test_structured_reply_when_format_is_given(standin):
     """With ``format`` the default responder answers in the structured mode's JSON; the checks of
-    lib.answer.structured accept what it writes (ids from the context, quotes copied, values with Stand)."""
-    from lib.answer import structured
+    lib.answer.structured_checks accept what it writes (ids from the context, quotes copied, values with Stand)."""
+    from lib.answer import structured, structured_checks
     from lib.answer.types import ContextBlock
     messages = prompt("Wie hoch ist die Ersatzquote?", ids=["lb-atz-07", "lb-atz-09"],
                       conflicts=[("lb-atz-07", "lb-atz-09")])
@@ -449,7 +449,7 @@ def test_structured_reply_when_format_is_given(standin):
     parsed = structured.parse_response(json.dumps(data))
     blocks = [ContextBlock(entry_id=i, title=BLOCKS[i][0], stand=BLOCKS[i][1], topic="", source="",
                            heading_path="", text=BLOCKS[i][2], section_key="x") for i in ("lb-atz-07", "lb-atz-09")]
-    checked = [structured.check_statement(st, blocks) for st in parsed.statements]
+    checked = [structured_checks.check_statement(st, blocks) for st in parsed.statements]
     assert all(c.ok for c in checked), [c.violations for c in checked]
     assert {i for c in checked for i in c.ids} == {"lb-atz-07", "lb-atz-09"}
     assert any(st.conflict_ids == ["lb-atz-07", "lb-atz-09"] for st in parsed.statements)

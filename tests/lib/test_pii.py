@@ -1,10 +1,11 @@
-"""The personal-data gate (lib/pii.py): detectors, placeholders, mapping, fail-closed, acceptance on the labelled set."""
+"""The personal-data gate (lib/pii.py, its detectors in lib/pii_detectors.py and lib/pii_names.py, lib/pii_scoring.py):
+detectors, placeholders, mapping, fail-closed, acceptance on the labelled set."""
 import pathlib
 
 import pytest
 import yaml
 
-from lib import pii
+from lib import pii, pii_detectors, pii_names, pii_scoring
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -21,30 +22,30 @@ def found(text, **kw):
 def test_svnr_check_digit_matches_the_published_example():
     # the Sozialversicherung's own example number 1237 010180: 1·3 + 2·7 + 3·9 + 0·5 + 1·8 + 0·4 + 1·2 + 8·1
     # + 0·6 = 62, 62 mod 11 = 7 = the fourth digit
-    assert pii.svnr_check_digit("1237010180") == 7
-    assert pii.svnr_valid("1237 010180") and pii.svnr_valid("1237010180")
-    assert not pii.svnr_valid("1238 010180"), "wrong check digit"
-    assert not pii.svnr_valid("1237 011380".replace("13", "16")), "month 16 is no date"
-    assert not pii.svnr_valid("0237 010180"), "serial numbers start at 100"
+    assert pii_detectors.svnr_check_digit("1237010180") == 7
+    assert pii_detectors.svnr_valid("1237 010180") and pii_detectors.svnr_valid("1237010180")
+    assert not pii_detectors.svnr_valid("1238 010180"), "wrong check digit"
+    assert not pii_detectors.svnr_valid("1237 011380".replace("13", "16")), "month 16 is no date"
+    assert not pii_detectors.svnr_valid("0237 010180"), "serial numbers start at 100"
 
 
 def test_svnr_sum_ten_is_never_valid():
     # a serial whose weighted sum gives 10 is not issued: no fourth digit makes it valid
     for serial in range(100, 1000):
         base = f"{serial}0010180"
-        if pii.svnr_check_digit(base) is None:
-            assert not any(pii.svnr_valid(f"{serial}{d}010180") for d in range(10))
+        if pii_detectors.svnr_check_digit(base) is None:
+            assert not any(pii_detectors.svnr_valid(f"{serial}{d}010180") for d in range(10))
             break
     else:
         pytest.fail("no serial with sum 10 found")
 
 
 def test_iban_mod97_and_lengths():
-    assert pii.iban_valid("AT61 1904 3002 3457 3201")        # the registry's Austrian example
-    assert pii.iban_valid("DE89370400440532013000")          # the registry's German example
-    assert not pii.iban_valid("AT61 1904 3002 3457 3202"), "one digit changed"
-    assert not pii.iban_valid("AT61 1904 3002 3457 320"), "AT has 20 characters"
-    assert not pii.iban_valid("XX61 1904 3002 3457 3201"), "unknown country"
+    assert pii_detectors.iban_valid("AT61 1904 3002 3457 3201")        # the registry's Austrian example
+    assert pii_detectors.iban_valid("DE89370400440532013000")          # the registry's German example
+    assert not pii_detectors.iban_valid("AT61 1904 3002 3457 3202"), "one digit changed"
+    assert not pii_detectors.iban_valid("AT61 1904 3002 3457 320"), "AT has 20 characters"
+    assert not pii_detectors.iban_valid("XX61 1904 3002 3457 3201"), "unknown country"
 
 
 # --- detectors ------------------------------------------------------------------------------
@@ -130,7 +131,7 @@ def test_known_names_folded_and_common_words():
 
 
 def test_known_names_grow_without_a_rebuild():
-    known = pii.KnownNames.build(["Anna Müller"])
+    known = pii_names.KnownNames.build(["Anna Müller"])
     assert found("Was gilt für Berta Kaltenbrunner?", known_names=known) == []
     known.add(["Berta Kaltenbrunner", "", None])
     assert found("Was gilt für Berta Kaltenbrunner?", known_names=known) == [("name", "Berta Kaltenbrunner")]
@@ -221,7 +222,7 @@ def test_fail_closed(monkeypatch):
 
     def broken(text):
         raise RuntimeError("detector bug")
-    monkeypatch.setitem(pii._DETECT, "svnr", broken)
+    monkeypatch.setitem(pii_detectors.FINDERS, "svnr", broken)
     with pytest.raises(pii.PiiGateError, match="detector bug"):
         pii.neutralise("irgendwas")
     with pytest.raises(pii.PiiGateError):
@@ -263,7 +264,7 @@ def test_labelled_sets_are_well_formed():
 
 
 def test_acceptance_on_the_held_out_set():
-    result = pii.score_cases(_load(REPO / "data" / "pii_eval.yaml"))
+    result = pii_scoring.score_cases(_load(REPO / "data" / "pii_eval.yaml"))
     rows = result["rows"]
     for detector in ("svnr", "iban", "email", "phone", "name"):
         assert rows[detector]["expected"] >= 10, detector
@@ -273,7 +274,7 @@ def test_acceptance_on_the_held_out_set():
 
 def test_questions_without_personal_data_pass_unchanged():
     data = _load(REPO / "data" / "pii_eval.yaml")
-    known = pii.KnownNames.build(data["known_names"])
+    known = pii_names.KnownNames.build(data["known_names"])
     changed = [q["id"] for q in data["questions"] if not q["spans"]
                and masked(q["text"], known_names=known, allow_list=data["allow_list"]) != q["text"]]
     # one known limitation: a known surname that is also a UI word ("Reiter" = tab) is masked

@@ -1,0 +1,145 @@
+"""The checks of one structured statement in code (the structured mode: lib/answer/structured.py).
+
+:func:`check_statement` validates a statement against the retrieved blocks — cited ids ⊆ retrieved ids,
+the quote found (fuzzy, :func:`match_quote`) in a block of a cited entry, every value of the text and of
+``werte`` present in a cited entry, each given Stand equal to a cited entry's Stand.
+
+Violation codes of a statement (see :mod:`lib.answer.outcome` for what the user sees):
+``no_citation``, ``unknown_id``, ``quote_missing``, ``quote_not_found``, ``value_not_in_source``,
+``stand_mismatch``, ``echo``, ``empty`` make the statement fail (:data:`FAILING`); ``missing_stand`` is
+repaired (the Stand shown is the cited entry's own). ``invalid_json`` is the code of a response that is
+no such JSON. Nothing here imports Odoo.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+from ..text_de import fold_plain as _fold
+from . import freetext
+from .citations import CITATION_RE, extract_citations
+from .structured import QUOTE_MAX_WORDS, Statement, shown_text
+from .types import ContextBlock, Violation, short as _short
+from .values import find_values as _find_values, source_index as _source_index, value_in_source as _value_in_source
+
+QUOTE_MIN_RATIO = 0.8      # difflib ratio of the quote's words against the best window of the block's words
+FAILING = frozenset({"no_citation", "unknown_id", "quote_missing", "quote_not_found", "value_not_in_source",
+                     "stand_mismatch", "echo", "empty"})
+
+_STAND_FMT = re.compile(r"^\s*(\d{4})-(\d{2})")
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _words(text: str) -> list[tuple[str, int, int]]:
+    """Folded words of ``text`` with their character span."""
+    return [(_fold(m.group(0)), m.start(), m.end()) for m in _WORD.finditer(text or "")]
+
+
+def match_quote(quote: str, text: str) -> str | None:
+    """The passage of ``text`` that ``quote`` copies, or None.
+
+    Words are compared folded (case, umlauts, punctuation and Markdown ignored); the quote's first
+    :data:`QUOTE_MAX_WORDS` words must match a window of the text with a difflib ratio of at least
+    :data:`QUOTE_MIN_RATIO` (a changed ending or one missing word passes, a paraphrase does not). A quote
+    of fewer than two words never matches. Returns the original text of the best window.
+    """
+    wanted = [w for w, _s, _e in _words(quote)][:QUOTE_MAX_WORDS]
+    if len(wanted) < 2:
+        return None
+    words = _words(text)
+    if not words:
+        return None
+    tokens = [w for w, _s, _e in words]
+    vocabulary = set(wanted)
+    best, span = 0.0, None
+    n = len(wanted)
+    matcher = difflib.SequenceMatcher(autojunk=False)
+    matcher.set_seq2(wanted)
+    for size in range(max(2, n - 2), n + 3):
+        for start in range(0, max(1, len(tokens) - size + 1)):
+            window = tokens[start:start + size]
+            if window[0] not in vocabulary and window[-1] not in vocabulary:
+                continue
+            matcher.set_seq1(window)
+            if matcher.real_quick_ratio() < QUOTE_MIN_RATIO or matcher.quick_ratio() < QUOTE_MIN_RATIO:
+                continue
+            ratio = matcher.ratio()
+            if ratio > best:
+                best, span = ratio, (start, min(start + size, len(tokens)) - 1)
+    if span is None or best < QUOTE_MIN_RATIO:
+        return None
+    return text[words[span[0]][1]:words[span[1]][2]]
+
+
+def stand_month(value: str) -> str:
+    """``YYYY-MM`` of a Stand (``2026-01-15`` → ``2026-01``), "" when it does not start with one."""
+    match = _STAND_FMT.match(value or "")
+    return f"{match.group(1)}-{match.group(2)}" if match else ""
+
+
+@dataclass
+class Checked:
+    """A statement after the checks: its violations, the passage its quote matched, ids in order."""
+
+    statement: Statement
+    violations: list[Violation]
+    ids: list[str]
+    passage: str = ""
+    passage_id: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not any(v.code in FAILING for v in self.violations)
+
+
+def check_statement(statement: Statement, blocks: list[ContextBlock]) -> Checked:
+    """Validate one statement against the retrieved blocks (codes: module docstring)."""
+    retrieved = {b.entry_id.lower() for b in blocks}
+    text = statement.text
+    ids = list(statement.ids)
+    ids += [i for i in extract_citations(text) if i not in ids]   # ids the model wrote into the text
+    violations = [Violation("unknown_id", i) for i in ids if i not in retrieved]
+    known = [i for i in ids if i in retrieved]
+    shown = shown_text(text)
+    if freetext.echo_fragments(text):
+        violations.append(Violation("echo", _short(text, 120)))
+    elif not shown:
+        violations.append(Violation("empty", "–"))
+    if not ids:
+        violations.append(Violation("no_citation", _short(shown, 120)))
+    own = [b for b in blocks if b.entry_id.lower() in known]
+    passage, passage_id = "", ""
+    if not statement.quote:
+        if known:
+            violations.append(Violation("quote_missing", _short(shown, 120)))
+    else:
+        for block in own:
+            found = match_quote(statement.quote, block.text) or match_quote(statement.quote, block.title)
+            if found and len(found) > len(passage):
+                passage, passage_id = found, block.entry_id.lower()
+        if known and not passage:
+            violations.append(Violation("quote_not_found", _short(statement.quote, 120)))
+    if own:
+        index = _source_index("\n".join(f"{b.title}\n{b.text}" for b in own))
+        folded_source = _fold(" ".join(b.text for b in own))
+        seen = set()
+        for value in _find_values(CITATION_RE.sub(" ", text)):
+            if not _value_in_source(value, *index) and value.text not in seen:
+                seen.add(value.text)
+                violations.append(Violation("value_not_in_source", f"{value.text} (zitiert: {', '.join(known)})"))
+        stands = {stand_month(b.stand) for b in own}
+        for wert, stand in statement.values:
+            typed = _find_values(wert)
+            present = all(_value_in_source(v, *index) for v in typed) if typed else \
+                " ".join(_fold(wert).split()) in " ".join(folded_source.split())
+            if not present and wert not in seen:
+                seen.add(wert)
+                violations.append(Violation("value_not_in_source", f"{wert} (zitiert: {', '.join(known)})"))
+            if not stand_month(stand):
+                violations.append(Violation("missing_stand", wert))
+            elif stand_month(stand) not in stands:
+                violations.append(Violation("stand_mismatch", f"{wert}: Stand {stand} "
+                                                              f"(zitiert: {', '.join(sorted(stands))})"))
+    return Checked(statement, violations, known, passage, passage_id)
+
