@@ -6,32 +6,17 @@
 * titled names (detector ``title_name``): a capitalised name after "Frau", "Herr", "Hr.", "Fr." or an
   academic title, found by :func:`find_titled`.
 
-Names are compared folded (:func:`fold`: case and umlauts, Müller = Mueller = muller). Pure Python, no
+Names are compared folded (``lib.text_de.fold_name``: case and umlauts, Müller = Mueller = muller). Pure Python, no
 Odoo.
 """
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Iterable
 
 from .pii_detectors import Finding
-
-
-# --- folding --------------------------------------------------------------------------------
-_FOLD_PAIRS = (("ae", "a"), ("oe", "o"), ("ue", "u"))
-# letters NFKD does not decompose (Turkish, Polish, Croatian, Nordic names)
-_FOLD_TABLE = str.maketrans({"ı": "i", "ł": "l", "đ": "d", "ø": "o", "æ": "ae", "œ": "oe", "ð": "d", "þ": "th"})
-
-
-def fold(text: str) -> str:
-    """Case- and umlaut-folded form: 'Müller', 'Mueller', 'MULLER' and 'muller' fold alike."""
-    text = text.casefold().replace("ß", "ss").translate(_FOLD_TABLE)
-    text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-    for two, one in _FOLD_PAIRS:
-        text = text.replace(two, one)
-    return text
+from .text_de import fold_name as fold
 
 
 # --- known names ----------------------------------------------------------------------------

@@ -128,6 +128,21 @@ def fold_plain(text: str) -> str:
     return _fold_lower(unicodedata.normalize("NFKC", text).lower())
 
 
+# letters NFKD does not decompose (Turkish, Polish, Croatian, Nordic names)
+_NAME_TABLE = str.maketrans({"ı": "i", "ł": "l", "đ": "d", "ø": "o", "æ": "ae", "œ": "oe", "ð": "d", "þ": "th"})
+_NAME_PAIRS = (("ae", "a"), ("oe", "o"), ("ue", "u"))
+
+
+def fold_name(text: str) -> str:
+    """:func:`fold_plain` for comparing names however they were typed: umlauts and their spelled-out
+    forms both reduced to the plain vowel, so 'Müller', 'Mueller', 'MULLER' and 'muller' fold alike
+    (the personal-data gate, lib/pii_names.py)."""
+    text = fold_plain(text.casefold()).translate(_NAME_TABLE)
+    for two, one in _NAME_PAIRS:
+        text = text.replace(two, one)
+    return text
+
+
 def _fold_lower(text: str) -> str:
     """Umlauts spelled out, accents stripped, dashes and quotes plain, in NFKC lower-case text."""
     if text.isascii():

@@ -46,3 +46,11 @@ def test_search_form_maps_transliterations_but_keeps_real_ue():
     # "ue" after a vowel or q is not an umlaut.
     for word in ("steuer", "neue", "quelle", "dauer"):
         assert text_de.search_form(word) == word
+
+
+def test_fold_name_treats_umlauts_and_their_spellings_alike():
+    from lib.text_de import fold_name
+    assert {fold_name(n) for n in ("Müller", "Mueller", "MULLER", "muller", "MÜLLER")} == {"muller"}
+    assert fold_name("Łukasz Øster") == "lukasz oster"
+    assert fold_name("Strauß") == "strauss"
+    assert fold_name("O’Brien") == fold_name("O'Brien")
