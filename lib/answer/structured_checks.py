@@ -7,7 +7,12 @@ the quote found (fuzzy, :func:`match_quote`) in a block of a cited entry, every 
 Violation codes of a statement (see :mod:`lib.answer.outcome` for what the user sees):
 ``no_citation``, ``unknown_id``, ``quote_missing``, ``quote_not_found``, ``value_not_in_source``,
 ``stand_mismatch``, ``echo``, ``empty`` make the statement fail (:data:`FAILING`); ``missing_stand`` is
-repaired (the Stand shown is the cited entry's own). ``invalid_json`` is the code of a response that is
+repaired (the Stand shown is the cited entry's own). Two repairs keep a statement that small models write
+right but quote loosely, never one the base does not carry: ``quote_by_code`` — the quote is missing or not
+verbatim, but one sentence (or table row) of a cited entry holds every value of the statement and shares
+its content words (:func:`supporting_sentence`); that sentence becomes the passage shown. ``citation_pruned``
+— a cited entry that holds none of the statement's values is not shown as its source while another cited
+entry holds them all. ``invalid_json`` is the code of a response that is
 no such JSON. Nothing here imports Odoo.
 """
 from __future__ import annotations
@@ -16,7 +21,8 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from ..text_de import fold_plain as _fold
+from ..md_blocks import TABLE, blocks as _md_blocks, split_sentences
+from ..text_de import content_words, fold_plain as _fold, light_stem, word_tokens
 from . import freetext
 from .citations import CITATION_RE, extract_citations
 from .structured import QUOTE_MAX_WORDS, Statement, shown_text
@@ -24,6 +30,7 @@ from .types import ContextBlock, Violation, short as _short
 from .values import find_values as _find_values, source_index as _source_index, value_in_source as _value_in_source
 
 QUOTE_MIN_RATIO = 0.8      # difflib ratio of the quote's words against the best window of the block's words
+SUPPORT_MIN_SHARE = 0.6    # a statement without values: share of its content words a supporting sentence holds
 FAILING = frozenset({"no_citation", "unknown_id", "quote_missing", "quote_not_found", "value_not_in_source",
                      "stand_mismatch", "echo", "empty"})
 
@@ -72,6 +79,49 @@ def match_quote(quote: str, text: str) -> str | None:
     return text[words[span[0]][1]:words[span[1]][2]]
 
 
+def _stems(text: str) -> set[str]:
+    return {light_stem(_fold(w)) for w in content_words(word_tokens(text))}
+
+
+def _sentences(text: str) -> list[str]:
+    """Sentences of the prose and rows of the tables of a block."""
+    out = []
+    for kind, chunk in _md_blocks(text or ""):
+        out.extend(chunk.split("\n") if kind == TABLE else split_sentences(" ".join(chunk.split())))
+    return [s for s in out if s.strip()]
+
+
+def supporting_sentence(text: str, blocks: list[ContextBlock]) -> tuple[str, str] | None:
+    """(sentence, entry id) of the blocks that carries the statement ``text``, or None.
+
+    The sentence must hold every value of the statement (amounts, rates, periods: lib/answer/values.py) and
+    share its content words: at least two when the statement has values (one value-word alone, e.g. the
+    number, is not enough), else :data:`SUPPORT_MIN_SHARE` of them. The sentence with most shared words wins.
+    """
+    plain = shown_text(CITATION_RE.sub(" ", text or ""))
+    values = _find_values(plain)
+    words = _stems(plain)
+    if not words:
+        return None
+    need = min(2, len(words)) if values else max(2, int(len(words) * SUPPORT_MIN_SHARE + 0.999))
+    best = None
+    for block in blocks:
+        for sentence in _sentences(block.text):
+            if values:
+                index = _source_index(sentence)
+                if not all(_value_in_source(v, *index) for v in values):
+                    continue
+            shared = len(words & _stems(sentence))
+            if shared >= need and (best is None or shared > best[0]):
+                best = (shared, sentence.strip(), block.entry_id.lower())
+    return (best[1], best[2]) if best else None
+
+
+def _holds_values(values, blocks: list[ContextBlock]) -> bool:
+    index = _source_index("\n".join(f"{b.title}\n{b.text}" for b in blocks))
+    return all(_value_in_source(v, *index) for v in values)
+
+
 def stand_month(value: str) -> str:
     """``YYYY-MM`` of a Stand (``2026-01-15`` → ``2026-01``), "" when it does not start with one."""
     match = _STAND_FMT.match(value or "")
@@ -108,23 +158,32 @@ def check_statement(statement: Statement, blocks: list[ContextBlock]) -> Checked
         violations.append(Violation("empty", "–"))
     if not ids:
         violations.append(Violation("no_citation", _short(shown, 120)))
+    values = _find_values(CITATION_RE.sub(" ", text))
+    if values and len(known) > 1:
+        holding = [i for i in known if _holds_values(values, [b for b in blocks if b.entry_id.lower() == i])]
+        if holding and len(holding) < len(known):
+            violations += [Violation("citation_pruned", i) for i in known if i not in holding]
+            known = holding
     own = [b for b in blocks if b.entry_id.lower() in known]
     passage, passage_id = "", ""
-    if not statement.quote:
-        if known:
+    for block in own if statement.quote else ():
+        found = match_quote(statement.quote, block.text) or match_quote(statement.quote, block.title)
+        if found and len(found) > len(passage):
+            passage, passage_id = found, block.entry_id.lower()
+    if known and not passage:
+        support = supporting_sentence(text, own)
+        if support:
+            passage, passage_id = support
+            violations.append(Violation("quote_by_code", _short(statement.quote or "–", 120)))
+        elif not statement.quote:
             violations.append(Violation("quote_missing", _short(shown, 120)))
-    else:
-        for block in own:
-            found = match_quote(statement.quote, block.text) or match_quote(statement.quote, block.title)
-            if found and len(found) > len(passage):
-                passage, passage_id = found, block.entry_id.lower()
-        if known and not passage:
+        else:
             violations.append(Violation("quote_not_found", _short(statement.quote, 120)))
     if own:
         index = _source_index("\n".join(f"{b.title}\n{b.text}" for b in own))
         folded_source = _fold(" ".join(b.text for b in own))
         seen = set()
-        for value in _find_values(CITATION_RE.sub(" ", text)):
+        for value in values:
             if not _value_in_source(value, *index) and value.text not in seen:
                 seen.add(value.text)
                 violations.append(Violation("value_not_in_source", f"{value.text} (zitiert: {', '.join(known)})"))

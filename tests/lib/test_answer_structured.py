@@ -84,8 +84,13 @@ def test_a_correct_statement_passes_and_renders_with_id_and_stand(blocks):
 @pytest.mark.parametrize("change, code", [
     ({"quellen": ["lb-xx-99"]}, "unknown_id"),
     ({"quellen": []}, "no_citation"),
-    ({"zitat": ""}, "quote_missing"),
-    ({"zitat": "Der Freibetrag ist immer 900 Euro hoch"}, "quote_not_found"),
+    # no single sentence of the entry holds both values: the statement rests on nothing the code can show
+    ({"zitat": "", "text": "Bis € 2.100 bleibt der Freibetrag von € 620 steuerfrei."}, "quote_missing"),
+    ({"zitat": "Der Freibetrag ist immer 900 Euro hoch", "text": "Bis € 2.100 bleibt der Freibetrag von € 620 "
+      "steuerfrei."}, "quote_not_found"),
+    # the value stands in the entry, but not in a sentence about the same thing
+    ({"zitat": "Die Freigrenze ist 620", "text": "Die Freigrenze für Sonderzahlungen liegt bei € 620."},
+     "quote_not_found"),
     ({"text": "Der Freibetrag beträgt € 720."}, "value_not_in_source"),
     ({"werte": [{"wert": "€ 720", "stand": "2026-01"}]}, "value_not_in_source"),
     ({"werte": [{"wert": "€ 620", "stand": "2019-01"}]}, "stand_mismatch"),
@@ -96,6 +101,32 @@ def test_each_failing_rule_fails_the_statement(blocks, change, code):
     assert code in codes(checked)
     assert not checked.ok
     assert render.render_answer([checked], blocks) == ""
+
+
+def test_a_loose_quote_is_replaced_by_the_sentence_that_carries_the_statement(blocks):
+    for quote in ("", "Der Freibetrag für sonstige Bezüge ist € 620."):   # as a 1.5B model wrote it
+        checked = checks.check_statement(good_statement(zitat=quote), blocks)
+        assert checked.ok and codes(checked) == ["quote_by_code"]
+        assert checked.passage.startswith("Sonstige Bezüge innerhalb des Jahressechstels")
+        assert checked.passage.endswith("€ 620 steuerfrei.") and checked.passage_id == "lb-sz-01"
+    # a statement without values needs most of its words in one sentence
+    plain = checks.check_statement(good_statement(text="Darüber gilt ein fester Steuersatz bis zur Freigrenze.",
+                                                  zitat="fester Satz", werte=[]), blocks)
+    assert plain.ok and "Freigrenze von € 2.100" in plain.passage
+    vague = checks.check_statement(good_statement(text="Sonderzahlungen werden begünstigt behandelt.",
+                                                  zitat="begünstigt", werte=[]), blocks)
+    assert codes(vague) == ["quote_not_found"]
+
+
+def test_a_cited_entry_without_the_statements_values_is_not_shown_as_its_source(blocks):
+    checked = checks.check_statement(good_statement(quellen=["lb-rk-02", "lb-sz-01", "wiku-rk-01"]), blocks)
+    assert checked.ok and checked.ids == ["lb-sz-01"]
+    assert codes(checked) == ["citation_pruned"]
+    assert render.render_answer([checked], blocks) == \
+        "Der Freibetrag für sonstige Bezüge beträgt € 620. [lb-sz-01] (Stand 2026-01)"
+    # none of them holds the value: nothing is pruned, the value fails
+    wrong = checks.check_statement(good_statement(quellen=["lb-rk-02", "lb-sz-01"], text="Es sind € 999."), blocks)
+    assert "value_not_in_source" in codes(wrong) and "citation_pruned" not in codes(wrong)
 
 
 def test_missing_stand_is_repaired_with_the_entrys_own_stand(blocks):
