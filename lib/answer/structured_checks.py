@@ -9,7 +9,7 @@ Violation codes of a statement (see :mod:`lib.answer.outcome` for what the user 
 ``stand_mismatch``, ``echo``, ``empty`` make the statement fail (:data:`FAILING`); ``missing_stand`` is
 repaired (the Stand shown is the cited entry's own). Two repairs keep a statement that small models write
 right but quote loosely, never one the base does not carry: ``quote_by_code`` — the quote is missing or not
-verbatim, but one sentence (or table row) of a cited entry holds every value of the statement and shares
+verbatim, but one sentence (or table row, or two neighbouring sentences) of a cited entry holds every value of the statement and shares
 its content words (:func:`supporting_sentence`); that sentence becomes the passage shown. ``citation_pruned``
 — a cited entry that holds none of the statement's values is not shown as its source while another cited
 entry holds them all. ``invalid_json`` is the code of a response that is
@@ -83,12 +83,19 @@ def _stems(text: str) -> set[str]:
     return {light_stem(_fold(w)) for w in content_words(word_tokens(text))}
 
 
-def _sentences(text: str) -> list[str]:
-    """Sentences of the prose and rows of the tables of a block."""
-    out = []
+def _passages(text: str) -> tuple[list[str], list[str]]:
+    """(single, paired): the sentences of the prose and the rows of the tables of a block; and each two
+    neighbouring sentences of a paragraph, for a statement whose subject stands in the sentence before
+    ("… die Geringfügigkeitsgrenze … Für 2025 beträgt sie € 551,10 …")."""
+    single, paired = [], []
     for kind, chunk in _md_blocks(text or ""):
-        out.extend(chunk.split("\n") if kind == TABLE else split_sentences(" ".join(chunk.split())))
-    return [s for s in out if s.strip()]
+        if kind == TABLE:
+            single.extend(row for row in chunk.split("\n") if row.strip())
+            continue
+        sentences = [s for s in split_sentences(" ".join(chunk.split())) if s.strip()]
+        single.extend(sentences)
+        paired.extend(f"{a} {b}" for a, b in zip(sentences, sentences[1:]))
+    return single, paired
 
 
 def supporting_sentence(text: str, blocks: list[ContextBlock]) -> tuple[str, str] | None:
@@ -96,7 +103,8 @@ def supporting_sentence(text: str, blocks: list[ContextBlock]) -> tuple[str, str
 
     The sentence must hold every value of the statement (amounts, rates, periods: lib/answer/values.py) and
     share its content words: at least two when the statement has values (one value-word alone, e.g. the
-    number, is not enough), else :data:`SUPPORT_MIN_SHARE` of them. The sentence with most shared words wins.
+    number, is not enough), else :data:`SUPPORT_MIN_SHARE` of them. The sentence with most shared words wins;
+    two neighbouring sentences of a paragraph are tried only when no single one qualifies.
     """
     plain = shown_text(CITATION_RE.sub(" ", text or ""))
     values = _find_values(plain)
@@ -104,17 +112,21 @@ def supporting_sentence(text: str, blocks: list[ContextBlock]) -> tuple[str, str
     if not words:
         return None
     need = min(2, len(words)) if values else max(2, int(len(words) * SUPPORT_MIN_SHARE + 0.999))
-    best = None
-    for block in blocks:
-        for sentence in _sentences(block.text):
-            if values:
-                index = _source_index(sentence)
-                if not all(_value_in_source(v, *index) for v in values):
-                    continue
-            shared = len(words & _stems(sentence))
-            if shared >= need and (best is None or shared > best[0]):
-                best = (shared, sentence.strip(), block.entry_id.lower())
-    return (best[1], best[2]) if best else None
+    split = [(block.entry_id.lower(), _passages(block.text)) for block in blocks]
+    for pick in (0, 1):     # one sentence when one carries it, else two neighbouring ones
+        best = None
+        for entry_id, passages in split:
+            for sentence in passages[pick]:
+                if values:
+                    index = _source_index(sentence)
+                    if not all(_value_in_source(v, *index) for v in values):
+                        continue
+                shared = len(words & _stems(sentence))
+                if shared >= need and (best is None or shared > best[0]):
+                    best = (shared, sentence.strip(), entry_id)
+        if best:
+            return best[1], best[2]
+    return None
 
 
 def _holds_values(values, blocks: list[ContextBlock]) -> bool:

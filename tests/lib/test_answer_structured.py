@@ -118,6 +118,17 @@ def test_a_loose_quote_is_replaced_by_the_sentence_that_carries_the_statement(bl
     assert codes(vague) == ["quote_not_found"]
 
 
+def test_the_subject_may_stand_in_the_sentence_before():
+    gfb = [block("lb-gfb-01", "Ein Dienstverhältnis ist geringfügig, wenn das Entgelt die Geringfügigkeitsgrenze "
+                              "nicht übersteigt. Für 2025 beträgt sie € 551,10 pro Kalendermonat (2024: € 518,44).",
+                 stand="2025-01")]
+    checked = checks.check_statement(good_statement(
+        quellen=["lb-gfb-01"], zitat="Die Geringfügigkeitsgrenze 2025 liegt bei € 551,10 pro Kalendermonat.",
+        text="Die Geringfügigkeitsgrenze 2025 liegt bei € 551,10 pro Kalendermonat.", werte=[]), gfb)
+    assert checked.ok and codes(checked) == ["quote_by_code"]
+    assert checked.passage.startswith("Ein Dienstverhältnis") and checked.passage.endswith("€ 518,44).")
+
+
 def test_a_cited_entry_without_the_statements_values_is_not_shown_as_its_source(blocks):
     checked = checks.check_statement(good_statement(quellen=["lb-rk-02", "lb-sz-01", "wiku-rk-01"]), blocks)
     assert checked.ok and checked.ids == ["lb-sz-01"]
