@@ -31,7 +31,8 @@ class PvKbAgent(models.AbstractModel):
         """Context blocks: the retrieved chunks of each entry, plus its Kernwerte for value questions and the
         Kernwerte and summary of an entry added as an expansion; ``summaries``: those sections of the entries."""
         chunks = dict(retrieval.chunks)
-        extra_keys = ["kernwerte"] if retrieval.plan and retrieval.plan.is_value_question else []
+        value_question = bool(retrieval.plan and retrieval.plan.is_value_question)
+        extra_keys = ["kernwerte"] if value_question else []
         expansions = [e.entry_id for e in retrieval.entries if e.expansion or not e.chunk_ids]
         for cid, row in summaries.items():
             if row["section_key"] in extra_keys or row["kb_id"] in expansions:
@@ -42,11 +43,13 @@ class PvKbAgent(models.AbstractModel):
             if not info:
                 continue
             own = sorted((c for c in chunks.items() if c[1]["kb_id"] == entry.entry_id), key=lambda c: c[1]["position"])
+            matched = [chunks[cid]["section_key"] for cid in entry.chunk_ids if cid in chunks]
             for _cid, row in own:
                 blocks.append(ContextBlock(
                     entry_id=entry.entry_id, title=info["title"], stand=info["stand"] or "", topic=info["topic"] or "",
                     source=info["source"] or "", heading_path=row["heading_path"] or "", text=row["text"] or "",
-                    section_key=row["section_key"], score=entry.score - rank * 1e-6, expansion=entry.expansion))
+                    section_key=row["section_key"], score=entry.score - rank * 1e-6, expansion=entry.expansion,
+                    rank_in_entry=prompt.section_rank(row["section_key"], matched, value_question)))
         return blocks[: MAX_BLOCKS * 2]
 
     @api.model
@@ -136,7 +139,7 @@ class PvKbAgent(models.AbstractModel):
                     settings["num_ctx"], len(system) + len(question) + 200,
                     reserve_tokens=900 if mode == "structured" else 700)
                 prepared.answer_mode = mode
-                prepared.blocks = self._budget_blocks(blocks, max_blocks)
+                prepared.blocks = prompt.pick_blocks(blocks, max_blocks)
                 prepared.messages = prompt.build_messages(question, prepared.blocks, prepared.conflicts, history,
                                                           max_context_chars=max_chars)
                 prepared.messages[0] = {"role": "system", "content": system}
@@ -145,18 +148,6 @@ class PvKbAgent(models.AbstractModel):
             _logger.exception("pv_kb: answering failed")
             prepared.error = exc
         return prepared
-
-    @api.model
-    def _budget_blocks(self, blocks, max_blocks):
-        """The first ``max_blocks`` blocks (rank order), at least one per entry while room is left."""
-        if len(blocks) <= max_blocks:
-            return blocks
-        firsts, rest, seen = [], [], set()
-        for block in blocks:
-            (rest if block.entry_id in seen else firsts).append(block)
-            seen.add(block.entry_id)
-        keep = set(map(id, (firsts + rest)[:max_blocks]))
-        return [b for b in blocks if id(b) in keep]
 
     @api.model
     def _texts(self):

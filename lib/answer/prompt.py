@@ -7,9 +7,11 @@ checks that it reads back exactly the ids, Stand values and headings rendered he
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Sequence
 
 from .. import md_blocks
+from ..fusion import is_kernwerte_section
 from ..kb_format import ENTRY_ID
 from .types import REFUSAL_TEXT, Conflict, ContextBlock
 
@@ -96,6 +98,34 @@ def _render(blocks: Sequence[ContextBlock], texts: dict[int, str]) -> str:
     return f"<wissensbasis>\n{body}</wissensbasis>"
 
 
+def _select(blocks: list[ContextBlock], max_chars: int) -> tuple[list[ContextBlock], dict[int, str]]:
+    """The distinct blocks and the (possibly cut) texts of those that fit ``max_chars`` (see render_context)."""
+    unique: list[ContextBlock] = []
+    seen: set[tuple[str, str]] = set()
+    for block in blocks:
+        key = (block.entry_id, block.section_key or block.heading_path)
+        if key not in seen:
+            seen.add(key)
+            unique.append(block)
+    cleaned = [clean_block_text(b.text) for b in unique]
+    order = sorted(range(len(unique)), key=lambda i: (unique[i].priority, -unique[i].score, unique[i].expansion, i))
+    texts: dict[int, str] = {}
+    for index in order:
+        trial = dict(texts)
+        trial[index] = cleaned[index]
+        if len(_render(unique, trial)) <= max_chars:
+            texts = trial
+            continue
+        trial[index] = ""
+        room = max_chars - len(_render(unique, trial))
+        if room >= 200 or (not texts and room > 0):
+            head = _truncate_text(cleaned[index], room)
+            if head:
+                texts[index] = head
+        break
+    return unique, texts
+
+
 def render_context(blocks: list[ContextBlock], max_chars: int = 24000) -> str:
     """Render retrieved blocks as the ``<wissensbasis>`` section of the prompt.
 
@@ -115,35 +145,53 @@ def render_context(blocks: list[ContextBlock], max_chars: int = 24000) -> str:
 
     Blocks of one entry share one header, entries appear in the order of their
     first block, blocks keep their input order, a repeated (entry, section) is
-    shown once. The result stays within ``max_chars``: the lowest-scored blocks
+    shown once. The result stays within ``max_chars``: the blocks of the highest ``priority`` number
+    (see :func:`pick_blocks`; 0 for all unless a small window was filled), then the lowest-scored
     (expansion blocks first on equal score) are dropped first; the first block
     that does not fit whole is cut at a line end (never inside a table row) when
     enough room is left, and everything scored below it is dropped.
     """
-    unique: list[ContextBlock] = []
-    seen: set[tuple[str, str]] = set()
+    return _render(*_select(blocks, max_chars))
+
+
+# --------------------------------------------------------------------------- small windows
+
+
+def section_rank(section_key: str, matched_keys: list[str], value_question: bool) -> int:
+    """Where a section of one entry stands among the entry's blocks, 0 = most useful.
+
+    ``matched_keys`` are the entry's sections that retrieval matched, best first; other sections (the
+    summary or Kernwerte added as context) follow them. For a question about a value the Kernwerte table
+    comes right after the best match (first when nothing matched): it holds the figures in few characters.
+    """
+    order = list(dict.fromkeys(matched_keys))
+    if value_question:
+        kern = next((k for k in order if is_kernwerte_section(k)), "kernwerte")
+        order = [k for k in order if k != kern]
+        order.insert(min(1, len(order)), kern)
+    return order.index(section_key) if section_key in order else len(order) + 1
+
+
+def pick_blocks(blocks: Sequence[ContextBlock], max_blocks: int, focus: int = 2) -> list[ContextBlock]:
+    """The blocks a small context window holds, in their input order.
+
+    ``blocks`` come grouped by entry in rank order. With room for all of them nothing changes. Otherwise
+    the answer rarely lies beyond the first ``focus`` entries, while a summary of the fourth entry does not
+    help: a block's cost is its ``rank_in_entry`` plus how far its entry stands behind the first ``focus``
+    (so with ``focus=2`` the order is: best section of entries 1 and 2, their second sections and the best of
+    entry 3, …). The kept blocks get that order as ``priority``, so the character budget of
+    :func:`render_context` cuts the least useful first.
+    """
+    if len(blocks) <= max_blocks:
+        return list(blocks)
+    entry_rank: dict[str, int] = {}
     for block in blocks:
-        key = (block.entry_id, block.section_key or block.heading_path)
-        if key not in seen:
-            seen.add(key)
-            unique.append(block)
-    cleaned = [clean_block_text(b.text) for b in unique]
-    order = sorted(range(len(unique)), key=lambda i: (-unique[i].score, unique[i].expansion, i))
-    texts: dict[int, str] = {}
-    for index in order:
-        trial = dict(texts)
-        trial[index] = cleaned[index]
-        if len(_render(unique, trial)) <= max_chars:
-            texts = trial
-            continue
-        trial[index] = ""
-        room = max_chars - len(_render(unique, trial))
-        if room >= 200 or (not texts and room > 0):
-            head = _truncate_text(cleaned[index], room)
-            if head:
-                texts[index] = head
-        break
-    return _render(unique, texts)
+        entry_rank.setdefault(block.entry_id, len(entry_rank))
+    cost = {i: (b.rank_in_entry + max(0, entry_rank[b.entry_id] - focus + 1), entry_rank[b.entry_id], b.rank_in_entry, i)
+            for i, b in enumerate(blocks)}
+    chosen = sorted(cost, key=cost.get)[:max(max_blocks, 1)]
+    order = {i: n for n, i in enumerate(chosen)}
+    return [replace(blocks[i], priority=order[i]) for i in sorted(chosen)]
 
 
 # --------------------------------------------------------------------------- prompts
@@ -238,11 +286,15 @@ def build_messages(
 
     The last message is the user turn ``render_context(blocks)``, a
     ``<konflikte>`` section with one ``KONFLIKT: id1 id2 …`` line per conflict
-    (only when there are conflicts), and the question inside ``<frage>``;
+    (only when there are conflicts with an entry in the context), and the question inside ``<frage>``;
     ``strict_note`` (for a regeneration) follows after a blank line; the context stays within
     ``max_context_chars`` (see ``freetext.context_budget``).
     """
-    content = render_context(blocks, max_context_chars) + "\n"
+    unique, texts = _select(blocks, max_context_chars)
+    content = _render(unique, texts) + "\n"
+    # a conflict none of whose entries made it into a small window only distracts the model
+    shown = {unique[i].entry_id for i in texts}
+    conflicts = [c for c in conflicts or [] if shown.intersection(c.entry_ids)]
     if conflicts:
         # one line per set of contradicting entries (several keys may differ between the same two)
         lines = list(dict.fromkeys("KONFLIKT: " + " ".join(one_line(i) for i in c.entry_ids) for c in conflicts))

@@ -31,6 +31,8 @@ class ContextBlock:
     section_key: str
     score: float = 0.0
     expansion: bool = False
+    rank_in_entry: int = 0      # 0 = the entry's section that answers the question best (see prompt.pick_blocks)
+    priority: int = 0           # set by prompt.pick_blocks when the window is small: lower is kept first
 
 
 @dataclass

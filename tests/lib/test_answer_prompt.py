@@ -1,8 +1,9 @@
 """Tests for lib/answer/prompt.py: the <wissensbasis> context and the chat messages."""
 import re
+from dataclasses import replace
 
 from lib.answer.citations import extract_citations
-from lib.answer.prompt import build_messages, render_context, system_prompt
+from lib.answer.prompt import build_messages, pick_blocks, render_context, section_rank, system_prompt
 from lib.answer.types import Conflict, ContextBlock, REFUSAL_TEXT
 from answer_data import ATZ_CONFLICT, block
 
@@ -146,5 +147,64 @@ def test_cross_references_in_block_text_are_not_citation_shaped():
 def test_conflict_lines_are_not_repeated_for_the_same_entries():
     conflicts = [Conflict(key="a", entry_ids=["lb-x-01", "lb-y-02"], values={}, stands={}),
                  Conflict(key="b", entry_ids=["lb-x-01", "lb-y-02"], values={}, stands={})]
-    content = build_messages("Frage?", [], conflicts)[-1]["content"]
+    content = build_messages("Frage?", [block("lb-x-01", "Wert 1 %.")], conflicts)[-1]["content"]
     assert content.count("KONFLIKT: lb-x-01 lb-y-02") == 1
+
+
+def test_a_conflict_without_any_of_its_entries_in_the_context_is_not_listed():
+    conflict = Conflict(key="a", entry_ids=["lb-x-01", "lb-y-02"], values={}, stands={})
+    shown = build_messages("Frage?", [block("lb-y-02", "Wert 2 %.")], [conflict])[-1]["content"]
+    assert "KONFLIKT: lb-x-01 lb-y-02" in shown
+    hidden = build_messages("Frage?", [block("lb-z-03", "Anderes.")], [conflict])[-1]["content"]
+    assert "<konflikte>" not in hidden
+
+
+# --------------------------------------------------------------------------- small windows
+
+
+def test_section_rank_puts_kernwerte_after_the_best_match_for_value_questions():
+    matched = ["zusammenfassung", "details"]
+    assert section_rank("zusammenfassung", matched, True) == 0
+    assert section_rank("kernwerte", matched, True) == 1
+    assert section_rank("details", matched, True) == 2
+    assert section_rank("kernwerte", matched, False) > section_rank("details", matched, False)
+    # nothing matched (an expansion): the table first
+    assert section_rank("kernwerte", [], True) == 0
+    assert section_rank("zusammenfassung", [], True) > 0
+
+
+def _ranked(entry_id, sections):
+    return [replace(block(entry_id, f"{entry_id} {key}", section=key), rank_in_entry=rank)
+            for key, rank in sections]
+
+
+def test_pick_blocks_keeps_everything_when_it_fits():
+    blocks = _ranked("lb-a-01", [("zusammenfassung", 1), ("kernwerte", 0)])
+    assert pick_blocks(blocks, 4) == blocks
+
+
+def test_pick_blocks_prefers_the_best_sections_of_the_first_two_entries():
+    blocks = (_ranked("lb-a-01", [("zusammenfassung", 1), ("kernwerte", 0)])
+              + _ranked("lb-b-02", [("zusammenfassung", 0), ("kernwerte", 1)])
+              + _ranked("lb-c-03", [("zusammenfassung", 0)])
+              + _ranked("lb-d-04", [("zusammenfassung", 0)]))
+    kept = pick_blocks(blocks, 4)
+    assert [(b.entry_id, b.section_key) for b in kept] == [
+        ("lb-a-01", "zusammenfassung"), ("lb-a-01", "kernwerte"),
+        ("lb-b-02", "zusammenfassung"), ("lb-b-02", "kernwerte")]   # input order kept
+    by_priority = sorted(kept, key=lambda b: b.priority)
+    assert [(b.entry_id, b.section_key) for b in by_priority[:2]] == [("lb-a-01", "kernwerte"),
+                                                                      ("lb-b-02", "zusammenfassung")]
+    # with five places the third entry's best section comes before anything of the fourth
+    assert {b.entry_id for b in pick_blocks(blocks, 5)} == {"lb-a-01", "lb-b-02", "lb-c-03"}
+
+
+def test_a_small_character_budget_cuts_the_lowest_priority_block_first():
+    blocks = (_ranked("lb-a-01", [("zusammenfassung", 1), ("kernwerte", 0)])
+              + _ranked("lb-b-02", [("zusammenfassung", 0)]) + _ranked("lb-c-03", [("zusammenfassung", 0)]))
+    blocks = [replace(b, text=b.text + " " + "Wort " * 40) for b in blocks]
+    kept = pick_blocks(blocks, 3)
+    full = render_context(kept)
+    cut = render_context(kept, max_chars=len(full) - 150)
+    assert "lb-a-01 kernwerte" in cut and "lb-b-02 zusammenfassung" in cut
+    assert "lb-a-01 zusammenfassung" not in cut
