@@ -5,10 +5,11 @@ the request and takes a slot (global and per-user limits on answers at once); wh
 commits and releases the request's database connection. The answer then runs in a worker thread in three
 steps, each with a connection of its own only while it needs one:
 
-1. retrieve and build the prompt (a short transaction),
-2. call the model — **no database connection held** — cancellable: the stream sends a ``ping`` line every
-   half second while it waits, so a client that went away (or pressed Stop) is noticed within a second and
-   the model request is closed,
+1. retrieve and build the prompt (a short transaction; with query rewriting on, two: the gate, then — after
+   the rewriting model call, with no connection held — retrieval),
+2. rerank the retrieved entries when that is on, then call the model — **no database connection held** —
+   cancellable: the stream sends a ``ping`` line every half second while it waits, so a client that went
+   away (or pressed Stop) is noticed within a second and the model request is closed,
 3. write the question log (a short transaction) and free the slot.
 
 The answer time limit (setting ``answer_time_limit``) bounds the whole answer, regeneration included; the
@@ -28,6 +29,7 @@ from odoo import api, http
 from odoo.http import request
 
 from ..lib import ollama_transport
+from ..lib.answer import stages
 from ..lib.answer.respond import respond
 from ..models.pv_kb_agent import interactive_client
 
@@ -154,13 +156,23 @@ class PvKbController(http.Controller):
                        settings, pii_mapping=None):
         threading.current_thread().dbname = registry.db_name
         try:
-            # 1. retrieve and build the prompt: one short transaction
+            rewriting = bool(settings.get("query_rewrite"))
+            # 1. gate, retrieve and build the prompt: one short transaction (two with query rewriting, whose
+            #    model call runs between them with no cursor open)
             with registry.cursor() as cr:
                 env = api.Environment(cr, uid, context)
                 conversation = _conversation(env, conversation_id)
-                prepared = env["pv.kb.agent"]._prepare(question, conversation, settings=settings,
-                                                       pii_mapping=pii_mapping)
+                prepared = env["pv.kb.agent"]._gate_question(question, conversation, settings=settings,
+                                                             pii_mapping=pii_mapping)
+                if not rewriting:
+                    prepared = env["pv.kb.agent"]._build(prepared)
                 conversation_id = conversation.id
+            if rewriting:
+                stages.rewrite_query(prepared, interactive_client, deadline=deadline, cancel=cancel)
+                with registry.cursor() as cr:
+                    prepared = api.Environment(cr, uid, context)["pv.kb.agent"]._build(prepared)
+            # reranking (when on): the model orders the retrieved entries, no cursor open
+            stages.rerank_prepared(prepared, interactive_client, deadline=deadline, cancel=cancel)
             retrieval = prepared.retrieval
             if retrieval:
                 events.put({"type": "meta", "query_id": None, "conversation_id": conversation_id,

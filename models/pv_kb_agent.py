@@ -10,7 +10,7 @@ import time
 from odoo import api, models
 
 from ..lib import followup, pii
-from ..lib.answer import conflicts as conflict_rules, freetext, gate, prompt, structured
+from ..lib.answer import conflicts as conflict_rules, freetext, gate, prompt, stages, structured
 from ..lib.answer.respond import PreparedQuestion, respond
 from ..lib.answer.types import ContextBlock, EntryFacts
 from .pv_kb_settings import make_client
@@ -27,9 +27,10 @@ class PvKbAgent(models.AbstractModel):
 
     # --- context ---------------------------------------------------------------
     @api.model
-    def _blocks(self, retrieval, summaries):
+    def _blocks(self, retrieval, summaries, limit=MAX_BLOCKS * 2):
         """Context blocks: the retrieved chunks of each entry, plus its Kernwerte for value questions and the
-        Kernwerte and summary of an entry added as an expansion; ``summaries``: those sections of the entries."""
+        Kernwerte and summary of an entry added as an expansion; ``summaries``: those sections of the entries.
+        ``limit`` None: the blocks of every entry (reranking cuts them after ordering, lib/answer/stages.py)."""
         chunks = dict(retrieval.chunks)
         value_question = bool(retrieval.plan and retrieval.plan.is_value_question)
         extra_keys = ["kernwerte"] if value_question else []
@@ -50,20 +51,23 @@ class PvKbAgent(models.AbstractModel):
                     source=info["source"] or "", heading_path=row["heading_path"] or "", text=row["text"] or "",
                     section_key=row["section_key"], score=entry.score - rank * 1e-6, expansion=entry.expansion,
                     rank_in_entry=prompt.section_rank(row["section_key"], matched, value_question)))
-        return blocks[: MAX_BLOCKS * 2]
+        return blocks if limit is None else blocks[:limit]
 
     @api.model
-    def _conflicts(self, retrieval, summaries):
+    def _entry_facts(self, retrieval, summaries):
+        """What conflict detection needs of each retrieved entry (lib/answer/conflicts.py)."""
         kb_ids = [e.entry_id for e in retrieval.entries]
         kernwerte = {}
         for row in summaries.values():
             if row["section_key"] == "kernwerte":
                 kernwerte[row["kb_id"]] = (kernwerte.get(row["kb_id"], "") + "\n" + (row["text"] or "")).strip()
-        facts = [EntryFacts(entry_id=i, title=info["title"], stand=info["stand"] or "",
-                                      topic=info["topic"] or "", legal_bases=info["legal_bases"],
-                                      kernwerte_text=kernwerte.get(i, ""))
-                 for i, info in retrieval.entry_info.items() if i in kb_ids]
-        return conflict_rules.detect_conflicts(facts)
+        return [EntryFacts(entry_id=i, title=info["title"], stand=info["stand"] or "", topic=info["topic"] or "",
+                           legal_bases=info["legal_bases"], kernwerte_text=kernwerte.get(i, ""))
+                for i, info in retrieval.entry_info.items() if i in kb_ids]
+
+    @api.model
+    def _conflicts(self, retrieval, summaries):
+        return conflict_rules.detect_conflicts(self._entry_facts(retrieval, summaries))
 
     # --- the three steps of an answer ------------------------------------------------
     @api.model
@@ -82,9 +86,17 @@ class PvKbAgent(models.AbstractModel):
         exist (retrieval, prompts, the question log). ``pii_mapping`` is the conversation's mapping as
         the user's browser holds it (placeholders stay stable); the result carries the extended one
         back. If the gate fails, nothing is sent and nothing of the question is stored.
+
+        The optional model steps (settings ``query_rewrite``, ``rerank``; lib/answer/stages.py) run here
+        inline, inside this one transaction: that is allowed for the command line, the evaluation and the
+        tests only. The panel's stream worker calls the same steps with no cursor open.
         """
-        prepared = self._prepare(question, conversation, filters, settings=settings, mode=mode,
-                                 pii_mapping=pii_mapping)
+        settings = settings or self.env["pv.kb.settings"]._get()
+        deadline = deadline or (time.monotonic() + settings["answer_time_limit"])
+        prepared = self._gate_question(question, conversation, settings=settings, pii_mapping=pii_mapping)
+        stages.rewrite_query(prepared, interactive_client, deadline=deadline)
+        prepared = self._build(prepared, filters, mode=mode)
+        stages.rerank_prepared(prepared, interactive_client, deadline=deadline)
         if on_retrieved and prepared.retrieval:
             on_retrieved(prepared.retrieval)
         result = respond(prepared, interactive_client, on_delta=on_delta, deadline=deadline)
@@ -94,8 +106,16 @@ class PvKbAgent(models.AbstractModel):
 
     @api.model
     def _prepare(self, question, conversation=None, filters=None, *, settings=None, mode="hybrid", pii_mapping=None):
-        """Step 1 (database): retrieve, gate, build the context and the prompt. Never raises: a failure is
-        kept in ``error`` and answered by :func:`respond`."""
+        """Step 1 (database): gate, retrieve, build the context and the prompt (:meth:`_gate_question`, then
+        :meth:`_build`). No model call: query rewriting, when on, is the caller's step between the two
+        (lib/answer/stages.rewrite_query); a pending rerank is done by :func:`respond`. Never raises."""
+        prepared = self._gate_question(question, conversation, settings=settings, pii_mapping=pii_mapping)
+        return self._build(prepared, filters, mode=mode)
+
+    @api.model
+    def _gate_question(self, question, conversation=None, *, settings=None, pii_mapping=None):
+        """Step 1a (database): the history and the personal-data gate. Never raises: a failed gate is kept in
+        ``pii_failed`` and answered by :func:`respond`."""
         started = time.perf_counter()
         settings = settings or self.env["pv.kb.settings"]._get()
         question = (question or "").strip()[:MAX_QUESTION_CHARS]
@@ -117,10 +137,27 @@ class PvKbAgent(models.AbstractModel):
             gated.question, gated.query, gated.history
         if conversation and not conversation.query_ids:
             conversation.name = question[:80]   # the masked question names a new conversation
+        return prepared
+
+    @api.model
+    def _build(self, prepared, filters=None, *, mode="hybrid"):
+        """Step 1b (database): retrieve (the rewrite, when there is one, else the query), gate the evidence,
+        read the context. Reranking on: ``rerank_depth`` entries with all their blocks, the messages left to
+        lib/answer/stages.rerank_prepared (``pending``); else the messages of the ``top_k`` entries. Never raises."""
+        if prepared.pii_failed:
+            return prepared
+        settings, question, gated = prepared.settings, prepared.question, prepared.gated
+        reranking = bool(settings.get("rerank"))
         try:
             with self.env.cr.savepoint():
-                retrieval = self.env["pv.kb.retriever"]._retrieve(question, query=query, mode=mode, filters=filters,
-                                                                   settings=settings, gated=gated)
+                search = gated
+                if prepared.search_query:
+                    # the model's rewrite passes the gate like any text that is sent (and gets its seal)
+                    search = self.env["pv.kb.settings"]._pii_gate(gated.question, query=prepared.search_query,
+                                                                  history=gated.history, mapping=gated.mapping)
+                k = max(settings["top_k"], settings["rerank_depth"]) if reranking else settings["top_k"]
+                retrieval = self.env["pv.kb.retriever"]._retrieve(question, query=search.query, mode=mode, k=k,
+                                                                   filters=filters, settings=settings, gated=search)
                 prepared.retrieval = retrieval
                 verdict = gate.decide(gate.Evidence.from_retrieval(retrieval), dense_floor=settings["gate_dense_floor"])
                 if verdict.refuse:
@@ -130,8 +167,9 @@ class PvKbAgent(models.AbstractModel):
                 # Kernwerte and summaries of the retrieved entries, read once for the context and the conflict check
                 summaries = self.env["pv.kb.retriever"]._chunk_rows(kb_ids=[e.entry_id for e in retrieval.entries],
                                                                     section_keys=["kernwerte", "zusammenfassung"])
-                blocks = self._blocks(retrieval, summaries)
-                prepared.conflicts = self._conflicts(retrieval, summaries)
+                prepared.summaries = summaries
+                prepared.all_blocks = self._blocks(retrieval, summaries, limit=None)
+                prepared.entry_facts = self._entry_facts(retrieval, summaries)
                 # the answer mode of the chat model, and a context sized to its window
                 mode = structured.mode_for(settings["chat_model"], settings["answer_modes"], settings["answer_mode"])
                 system = structured.system_prompt() if mode == "structured" else prompt.system_prompt()
@@ -139,10 +177,11 @@ class PvKbAgent(models.AbstractModel):
                     settings["num_ctx"], len(system) + len(question) + 200,
                     reserve_tokens=900 if mode == "structured" else 700)
                 prepared.answer_mode = mode
-                prepared.blocks = prompt.pick_blocks(blocks, max_blocks)
-                prepared.messages = prompt.build_messages(question, prepared.blocks, prepared.conflicts, history,
-                                                          max_context_chars=max_chars)
-                prepared.messages[0] = {"role": "system", "content": system}
+                prepared.plan = {"system": system, "max_blocks": max_blocks, "max_chars": max_chars}
+                if reranking:
+                    prepared.pending = True     # the model orders the entries in step 2, without a cursor
+                else:
+                    stages.finish_context(prepared)
                 prepared.timings["prompt_ms"] = (time.perf_counter() - t0) * 1000
         except Exception as exc:  # noqa: BLE001 - the user gets a German message and the log an entry, never a traceback
             _logger.exception("pv_kb: answering failed")
@@ -196,6 +235,11 @@ class PvKbAgent(models.AbstractModel):
             "time_generate_ms": t.get("generate_ms", 0.0),
             "time_prompt_ms": t.get("prompt_ms", 0.0),
             "time_validate_ms": t.get("validate_ms", 0.0),
+            "time_rewrite_ms": t.get("rewrite_ms", 0.0),
+            "time_rerank_ms": t.get("rerank_ms", 0.0),
+            "rewritten_query": prepared.search_query or False,
+            "model_steps": "; ".join(f"{name}: {step['status']}" + (f" ({step['reason']})" if step["reason"] else "")
+                                     for name, step in result.steps.items()) or False,
             "time_total_ms": t.get("total_ms", 0.0),
             "prompt_tokens": result.prompt_tokens,
             "answer_tokens": result.answer_tokens,

@@ -49,6 +49,10 @@ class PvKbQuery(models.Model):
     question = fields.Text(required=True, readonly=True)
     standalone_query = fields.Text("Search query", readonly=True,
                                    help="The question as searched, enriched from the conversation for follow-ups.")
+    rewritten_query = fields.Text(
+        "Rewritten search query", readonly=True,
+        help="What the chat model made of the question for the search (setting 'Rewrite questions for the search'); "
+             "only searched, never answered instead of the question.")
     conversation_id = fields.Many2one("pv.kb.conversation", index=True, ondelete="cascade", readonly=True)
     user_id = fields.Many2one("res.users", required=True, default=lambda self: self.env.user, index=True,
                               readonly=True, ondelete="cascade")
@@ -69,6 +73,12 @@ class PvKbQuery(models.Model):
                                   help="Context blocks, conflict detection and messages.")
     time_generate_ms = fields.Float("Generate (ms)", readonly=True, digits=(16, 1))
     time_validate_ms = fields.Float("Validate (ms)", readonly=True, digits=(16, 1))
+    time_rewrite_ms = fields.Float("Query rewriting (ms)", readonly=True, digits=(16, 1))
+    time_rerank_ms = fields.Float("Reranking (ms)", readonly=True, digits=(16, 1))
+    model_steps = fields.Char(
+        "Optional model steps", readonly=True,
+        help="Outcome of query rewriting and reranking when they are switched on; 'fallback' means the original "
+             "query or the fused order was used, with the reason.")
     time_total_ms = fields.Float("Total (ms)", readonly=True, digits=(16, 1))
     prompt_tokens = fields.Integer(readonly=True)
     answer_tokens = fields.Integer(readonly=True)

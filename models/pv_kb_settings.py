@@ -16,7 +16,7 @@ _KNOWN_NAMES_LOCK = threading.Lock()
 
 # the settings an answer log or an evaluation report records, so that numbers can be traced to them
 SNAPSHOT_KEYS = ("ollama_url", "embedding_model", "chat_model", "query_prefix", "passage_prefix", "top_k", "rrf_k",
-                 "num_ctx", "answer_mode", "answer_modes")
+                 "num_ctx", "answer_mode", "answer_modes", "rerank", "rerank_depth", "query_rewrite")
 
 # key -> (default, type); keys are stored as "pv_kb.<key>"
 DEFAULTS = {
@@ -39,7 +39,12 @@ DEFAULTS = {
     "max_concurrent_answers": (24, int),
     "max_answers_per_user": (2, int),
     "ollama_auth_header": ("", str),
+    # optional chat-model steps around retrieval (lib/rerank.py, lib/query_rewrite.py): off unless measured worth it
+    "rerank": (False, bool),
+    "rerank_depth": (20, int),
+    "query_rewrite": (False, bool),
 }
+_TRUE = ("1", "true", "yes", "on")
 
 # (low, high) of the numeric settings; checked when the settings are saved
 BOUNDS = {
@@ -53,6 +58,7 @@ BOUNDS = {
     "gate_dense_floor": (0.0, 1.0),
     "max_concurrent_answers": (1, 1000),
     "max_answers_per_user": (1, 100),
+    "rerank_depth": (5, 40),
 }
 # seconds an answer needs besides the model call (retrieval, validation, log) and the stream's own grace
 TIME_LIMIT_MARGIN = 20.0
@@ -102,11 +108,17 @@ class PvKbSettings(models.AbstractModel):
             raw = overrides.get(key)
             if raw is None:
                 raw = params.get_param(f"pv_kb.{key}", default)
+            if kind is bool:
+                # stored as "True" (Odoo's boolean config_parameter fields); bool("False") would be True
+                values[key] = raw is True or str(raw).strip().lower() in _TRUE
+                continue
             try:
                 values[key] = kind(raw) if raw not in (None, False) else default
             except (TypeError, ValueError):
                 values[key] = default
         values["ollama_url"] = values["ollama_url"].rstrip("/")
+        low, high = BOUNDS["rerank_depth"]
+        values["rerank_depth"] = min(max(values["rerank_depth"], low), high)
         return values
 
     @api.model
@@ -267,6 +279,18 @@ class ResConfigSettings(models.TransientModel):
         "Proxy header", config_parameter="pv_kb.ollama_auth_header", groups="base.group_system",
         help="Optional header sent with every request to the Ollama server, e.g. 'Authorization: Bearer …' "
              "for a proxy in front of it. Only system administrators can read it.")
+    pv_kb_rerank = fields.Boolean(
+        "Rerank with the chat model", config_parameter="pv_kb.rerank",
+        help="The chat model orders the best matching entries by relevance (one extra request per question) before "
+             "the best 'top k' go into the answer. Costs time: measure it with 'pv_kb eval --rerank' first.")
+    pv_kb_rerank_depth = fields.Integer(
+        "Entries to rerank", config_parameter="pv_kb.rerank_depth", default=DEFAULTS["rerank_depth"][0],
+        help="How many entries of the fused ranking the chat model orders (5 to 40).")
+    pv_kb_query_rewrite = fields.Boolean(
+        "Rewrite questions for the search", config_parameter="pv_kb.query_rewrite",
+        help="The chat model restates a question (also a follow-up) in the terms of the knowledge base before the "
+             "search (one extra request per question). The rewrite is only searched; the answer is given to the "
+             "question as asked.")
     pv_kb_embedding_status = fields.Char("Embeddings", compute="_compute_pv_kb_embedding_status")
     # personal-data gate (not config_parameter fields: an unchecked boolean would delete the parameter,
     # and the gate is on when nothing is stored)
@@ -320,7 +344,7 @@ class ResConfigSettings(models.TransientModel):
 
     @api.constrains("pv_kb_top_k", "pv_kb_rrf_k", "pv_kb_connect_timeout", "pv_kb_read_timeout",
                     "pv_kb_embed_batch_size", "pv_kb_num_ctx", "pv_kb_answer_time_limit", "pv_kb_gate_dense_floor",
-                    "pv_kb_max_concurrent_answers", "pv_kb_max_answers_per_user")
+                    "pv_kb_max_concurrent_answers", "pv_kb_max_answers_per_user", "pv_kb_rerank_depth")
     def _check_pv_kb_bounds(self):
         for settings in self:
             for key, (low, high) in BOUNDS.items():

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 
 from .. import ollama_errors, ollama_tokens, pii
-from . import (citations, conflicts as conflict_rules, extractive, freetext, gate, outcome, structured,
+from . import (citations, conflicts as conflict_rules, extractive, freetext, gate, outcome, stages, structured,
                structured_checks, structured_render, validation)
 from .types import REFUSAL_TEXT
 
@@ -42,6 +42,7 @@ class AgentAnswer:
     answer_mode: str = "text"         # text | structured
     quotes: list = field(default_factory=list)   # [{"kb_id", "passage"}]: the passage each citation rests on
     rejected: str = ""                # model text that was not shown (kept in the question log)
+    steps: dict = field(default_factory=dict)    # {"rerank"|"rewrite": {"status", "reason", …}} when they ran
 
 
 @dataclass
@@ -63,6 +64,15 @@ class PreparedQuestion:
     gated: object = None              # pii.Gated: the masked question, query, history and the mapping
     pii_failed: bool = False          # the personal-data gate failed: nothing is sent, nothing stored
     timings: dict = field(default_factory=dict)
+    # the optional model steps (lib/answer/stages.py)
+    search_query: str | None = None   # the accepted rewrite: searched instead of ``query``, never shown
+    rewrite: object = None            # lib.query_rewrite.Outcome when rewriting is on
+    rerank: object = None             # lib.rerank.Outcome when reranking ran
+    pending: bool = False             # reranking on: blocks and messages wait for the model's order
+    all_blocks: list = field(default_factory=list)   # blocks of every retrieved entry (before the cut)
+    entry_facts: list = field(default_factory=list)  # EntryFacts of every retrieved entry (conflicts)
+    summaries: dict = field(default_factory=dict)    # {chunk id: row}: Kernwerte and summaries read in step 1
+    plan: dict = field(default_factory=dict)         # system prompt, max_blocks, max_chars of the context
 
 
 def respond(prepared, make_client, *, on_delta=None, deadline=None, cancel=None):
@@ -83,6 +93,8 @@ def respond(prepared, make_client, *, on_delta=None, deadline=None, cancel=None)
             result = AgentAnswer(status="verweigert", answer=gate.refusal_answer(prepared.verdict),
                                  gate_refused=True)
         else:
+            # reranking on and not yet done by the caller (the stream worker does it before its meta event)
+            stages.rerank_prepared(prepared, make_client, deadline=deadline, cancel=cancel)
             result = _answer(prepared, make_client, on_delta, deadline, cancel)
     except Exception as exc:  # noqa: BLE001 - as above: a German message, never a traceback
         _logger.exception("pv_kb: answering failed")
@@ -95,6 +107,7 @@ def respond(prepared, make_client, *, on_delta=None, deadline=None, cancel=None)
     result.retrieval = retrieval
     result.retrieved_ids = retrieval.entry_ids if retrieval else []
     result.timings.update(prepared.timings)
+    result.steps = step_report(prepared)
     if retrieval:
         result.timings.update({k: v for k, v in retrieval.timings.items() if k in ("embed_ms", "retrieve_ms")})
     if prepared.gated is not None:
@@ -102,6 +115,18 @@ def respond(prepared, make_client, *, on_delta=None, deadline=None, cancel=None)
         result.pii_mapping = prepared.gated.mapping.to_dict()
     result.timings["total_ms"] = (time.perf_counter() - prepared.started) * 1000
     return result
+
+
+def step_report(prepared):
+    """What the optional model steps did, for the log, the panel's timings and the evaluation."""
+    steps = {}
+    if prepared.rewrite is not None:
+        steps["rewrite"] = {"status": prepared.rewrite.status, "reason": prepared.rewrite.reason,
+                            "query": prepared.rewrite.rewritten, "ms": round(prepared.rewrite.ms, 1)}
+    if prepared.rerank is not None:
+        steps["rerank"] = {"status": prepared.rerank.status, "reason": prepared.rerank.reason,
+                           "named": list(prepared.rerank.named), "ms": round(prepared.rerank.ms, 1)}
+    return steps
 
 
 def _answer(prepared, make_client, on_delta, deadline, cancel):

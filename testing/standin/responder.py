@@ -10,7 +10,7 @@ import json
 import math
 import re
 
-from .words import content_words
+from .words import content_words, fold
 
 REFUSAL = "Dazu enthält die Wissensbasis keine Aussage."
 
@@ -176,3 +176,68 @@ def default_structured_answer(messages: list[dict]) -> str:
 def split_tokens(text: str, size: int = 4) -> list[str]:
     """Stream pieces of about ``size`` characters."""
     return [text[i:i + size] for i in range(0, len(text), size)] or [""]
+
+
+# --- the optional model steps of the search (lib/rerank.py, lib/query_rewrite.py) -----------------------------
+
+_CANDIDATE = re.compile(r"^\d+\.\s*\[(?P<id>[^\]\s]+)\]\s*(?P<text>.*)$")
+
+# colloquial words and their terms in the knowledge base: the stand-in's whole "understanding" of a rewrite
+REWRITE_TERMS = {
+    "firmenauto": "Dienstwagen Sachbezug", "dienstauto": "Dienstwagen Sachbezug",
+    "weihnachtsgeld": "Weihnachtsremuneration Sonderzahlung", "urlaubsgeld": "Urlaubszuschuss Sonderzahlung",
+    "krankenstand": "Entgeltfortzahlung Krankenstand", "krank": "Entgeltfortzahlung Krankenstand",
+    "abfertigung": "Abfertigung", "pendeln": "Pendlerpauschale",
+}
+
+
+def _last_user(messages: list[dict]) -> str:
+    return next((m.get("content") or "" for m in reversed(messages)
+                 if isinstance(m, dict) and m.get("role") == "user"), "")
+
+
+def _schema_keys(fmt) -> set[str]:
+    return set((fmt.get("properties") or {}).keys()) if isinstance(fmt, dict) else set()
+
+
+def is_rerank_request(messages: list[dict], fmt=None) -> bool:
+    return "reihenfolge" in _schema_keys(fmt) or "<kandidaten>" in _last_user(messages)
+
+
+def is_rewrite_request(messages: list[dict], fmt=None) -> bool:
+    user = _last_user(messages)
+    return "suchanfrage" in _schema_keys(fmt) or ("<frage>" in user and "<wissensbasis>" not in user
+                                                  and "<kandidaten>" not in user)
+
+
+def rerank_answer(messages: list[dict], fmt=None) -> str:
+    """The candidates of a rerank prompt ordered by how many content words of the question their line
+    (title and excerpt) shares, ties in list order; ids outside the schema's enum are never named."""
+    user = _last_user(messages)
+    question = content_words(_between(user, "frage") or "")
+    allowed = None
+    if isinstance(fmt, dict):
+        items = ((fmt.get("properties") or {}).get("reihenfolge") or {}).get("items") or {}
+        allowed = set(items.get("enum") or []) or None
+    scored = []
+    for n, line in enumerate((_between(user, "kandidaten") or "").splitlines()):
+        match = _CANDIDATE.match(line.strip())
+        if match and (allowed is None or match.group("id") in allowed):
+            scored.append((-len(content_words(match.group("text")) & question), n, match.group("id")))
+    return json.dumps({"reihenfolge": [i for _s, _n, i in sorted(scored)]}, ensure_ascii=False)
+
+
+def rewrite_answer(messages: list[dict], fmt=None) -> str:
+    """A search query: the question's words with colloquial ones replaced by :data:`REWRITE_TERMS`, plus
+    the content words of the earlier questions (``<vorher>``) it does not have; numbers stay as they are."""
+    user = _last_user(messages)
+    words = []
+    for word in re.findall(r"§\s*\d+\w*|[\w%€.,-]+", _between(user, "frage") or ""):
+        word = word.strip(".,")
+        if not word:
+            continue
+        words.append(REWRITE_TERMS.get(fold(word), word))
+    have = content_words(" ".join(words))
+    extra = sorted(content_words(_between(user, "vorher") or "") - have)
+    text = " ".join(words + extra)
+    return json.dumps({"suchanfrage": text}, ensure_ascii=False) if fmt is not None else text

@@ -233,7 +233,7 @@ class Handler(BaseHTTPRequestHandler):
                 standin._llama[spec["name"]].stream(messages, options0, fmt)
             content = "".join(pieces) if not stream else ""
         else:
-            content = standin._next_reply(messages, structured=fmt is not None)
+            content = standin._next_reply(messages, structured=fmt is not None, fmt=fmt)
             pieces = split_tokens(content)
         options = data.get("options") if isinstance(data.get("options"), dict) else {}
         num_ctx = int(options.get("num_ctx") or DEFAULT_NUM_CTX)
