@@ -205,9 +205,10 @@ def is_rerank_request(messages: list[dict], fmt=None) -> bool:
 
 
 def is_rewrite_request(messages: list[dict], fmt=None) -> bool:
-    user = _last_user(messages)
-    return "suchanfrage" in _schema_keys(fmt) or ("<frage>" in user and "<wissensbasis>" not in user
-                                                  and "<kandidaten>" not in user)
+    """A rewrite prompt: its schema, or (without ``format``) a system message that asks for a search query."""
+    system = " ".join(m.get("content") or "" for m in messages if isinstance(m, dict) and m.get("role") == "system")
+    return "suchanfrage" in _schema_keys(fmt) or ("suchanfrage" in system.lower()
+                                                  and "<wissensbasis>" not in _last_user(messages))
 
 
 def rerank_answer(messages: list[dict], fmt=None) -> str:
@@ -238,6 +239,11 @@ def rewrite_answer(messages: list[dict], fmt=None) -> str:
             continue
         words.append(REWRITE_TERMS.get(fold(word), word))
     have = content_words(" ".join(words))
-    extra = sorted(content_words(_between(user, "vorher") or "") - have)
+    extra = []
+    for word in re.findall(r"[^\W\d_]+", _between(user, "vorher") or ""):
+        new = content_words(word) - have
+        if new:
+            have |= new
+            extra.append(word)
     text = " ".join(words + extra)
     return json.dumps({"suchanfrage": text}, ensure_ascii=False) if fmt is not None else text
