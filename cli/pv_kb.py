@@ -7,6 +7,7 @@ addon's code is imported only once a registry exists.
     odoo-bin --addons-path=… pv_kb import PATH [--dry-run] [--sync] [-c CONF | -d DB --db_host … -r USER …]
     odoo-bin --addons-path=… pv_kb eval --goldset FILE [--kb PATH] [--k 8] [--mode hybrid|dense|fts|all]
                                         [--part test|tuning|all] [--answers] [--json OUT]
+                                        [--rerank [--rerank-depth N]] [--rewrite]
                                         [Ollama overrides] [server options]
     odoo-bin --addons-path=… pv_kb ask "Frage …" [Ollama overrides] [server options]
     odoo-bin --addons-path=… pv_kb bakeoff --goldset FILE --chat-models A,B [--answer-modes text,structured]
@@ -21,7 +22,9 @@ embedding model, server or passage prefix embeds the base into a temporary table
 of its own session and leaves the production vectors untouched; ``embed`` takes
 only --ollama-url (the same model computed on another server).  ``eval`` reports
 the test part of the gold set (held out from tuning, lib/eval_protocol.py) unless
---part says otherwise.  Exit code 0 on success,
+--part says otherwise.  ``--rerank`` / ``--rewrite`` (and ``--no-…``) switch the optional chat-model
+steps of the search on or off for this run (eval, ask, bakeoff); eval then reports their latency.
+Exit code 0 on success,
 1 when a batch is rejected or a step fails, 2 on wrong usage.
 """
 import argparse
@@ -80,6 +83,12 @@ class Pv_Kb(Command):
         for p in (ev, ask, bake):
             for key in OLLAMA_OVERRIDE_KEYS:
                 p.add_argument("--" + key.replace("_", "-"))
+            # the optional chat-model steps of the search, for this run only (default: the stored settings)
+            p.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
+                           help="the chat model reranks the best entries (lib/rerank.py)")
+            p.add_argument("--rerank-depth", type=int, help="how many entries it reranks (5-40, default: setting)")
+            p.add_argument("--rewrite", dest="query_rewrite", action=argparse.BooleanOptionalAction, default=None,
+                           help="the chat model rewrites the question for the search (lib/query_rewrite.py)")
         emb.add_argument("--ollama-url", help="compute the configured model on this server (this run only)")
         args, odoo_args = parser.parse_known_args(cmdargs)
         config.parse_config(odoo_args, setup_logging=True)
@@ -129,7 +138,8 @@ class Pv_Kb(Command):
 
     @staticmethod
     def _overrides(args):
-        keys = OLLAMA_OVERRIDE_KEYS + ("answer_time_limit", "num_ctx", "read_timeout")
+        keys = OLLAMA_OVERRIDE_KEYS + ("answer_time_limit", "num_ctx", "read_timeout", "rerank", "rerank_depth",
+                                       "query_rewrite")
         return {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
 
     @staticmethod
@@ -252,6 +262,10 @@ class Pv_Kb(Command):
             for mode, metrics in report["modes"].items():
                 if metrics["degraded"]:
                     sys.stdout.write(f"Hinweis [{mode}]: " + " ".join(metrics["degraded"]) + "\n")
+                for label, count in metrics.get("step_fallbacks", {}).items():
+                    sys.stdout.write(f"{label} [{mode}]: bei {count} von {len(gold)} Fragen nicht verwendet "
+                                     "(Modellfehler oder unbrauchbare Antwort: ursprüngliche Anfrage bzw. "
+                                     "fusionierte Reihenfolge)\n")
             for mode, misses in report["misses"].items():
                 for qid, expected, got in misses:
                     sys.stdout.write(f"Fehltreffer [{mode}] {qid}: erwartet {expected}, gefunden {got}\n")

@@ -1,8 +1,10 @@
 """Evaluation on a gold set: the same code for `odoo-bin … pv_kb eval` and the Odoo test."""
 from odoo import api, models
 
-from ..lib import evaluation
+from ..lib import evaluation, query_rewrite
+from ..lib.answer import stages
 
+STEP_LABELS = {"rewrite_ms": "Query-Rewriting (Chat-Modell)", "rerank_ms": "Reranking (Chat-Modell)"}
 
 
 class PvKbEvaluator(models.AbstractModel):
@@ -23,9 +25,12 @@ class PvKbEvaluator(models.AbstractModel):
         try:
             for mode in modes:
                 items, embed_ms, retrieve_ms, degraded, evidence = [], [], [], set(), []
+                step_ms, fallbacks = {key: [] for key in STEP_LABELS}, {}
                 for n, q in enumerate(gold, 1):
-                    result = retriever._retrieve(q.question, mode=mode, k=k, settings=settings, client=client,
-                                                expand=False)
+                    result, steps = self._search(q.question, mode=mode, k=k, settings=settings, client=client)
+                    for name, (ms, fell_back) in steps.items():
+                        step_ms[name].append(ms)
+                        fallbacks[name] = fallbacks.get(name, 0) + int(fell_back)
                     if result.degraded:
                         degraded.add(result.degraded)
                     items.append((q, result.entry_ids))
@@ -37,8 +42,12 @@ class PvKbEvaluator(models.AbstractModel):
                 out["modes"][mode] = {
                     "retrieval": evaluation.retrieval_metrics(items, k=k),
                     "latency": {"Retrieval (ohne Embedding)": evaluation.latency_stats(retrieve_ms),
-                                "Query-Embedding": evaluation.latency_stats(embed_ms)},
+                                "Query-Embedding": evaluation.latency_stats(embed_ms),
+                                **{STEP_LABELS[name]: evaluation.latency_stats(values)
+                                   for name, values in step_ms.items() if values}},
                     "degraded": sorted(degraded),
+                    # questions whose rewrite / rerank fell back to the original query / the fused order
+                    "step_fallbacks": {STEP_LABELS[name]: count for name, count in fallbacks.items()},
                 }
                 if mode == "hybrid":
                     out["gate"] = self._gate_calibration(evidence)
@@ -52,6 +61,37 @@ class PvKbEvaluator(models.AbstractModel):
         out["settings"] = self.env["pv.kb.settings"]._snapshot(settings)
         out["settings"]["k"] = k
         return out
+
+    @api.model
+    def _search(self, question, *, mode, k, settings, client):
+        """Retrieval of one gold question as the agent does it, with the optional model steps of ``settings``
+        (``query_rewrite``, ``rerank``; lib/answer/stages.py). Returns (RetrievalResult with ``k`` entries,
+        {"rewrite_ms"|"rerank_ms": (ms, fell back)}).
+
+        The model calls run inline, inside the evaluation's transaction: it is a command-line run (or a test)
+        where no user waits and no connection pool is shared, the one place besides ``pv.kb.agent._ask`` where
+        that is allowed (the chat panel never does it, controllers/main.py)."""
+        retriever = self.env["pv.kb.retriever"]
+        gate = self.env["pv.kb.settings"]._pii_gate
+        gated = search = gate(question)
+        steps = {}
+        if settings.get("query_rewrite"):
+            chat = stages.chat_text(client, settings, gated, num_predict=query_rewrite.NUM_PREDICT)
+            outcome = query_rewrite.rewrite(chat, gated.query)
+            steps["rewrite_ms"] = (outcome.ms, outcome.fell_back)
+            if outcome.rewritten:
+                search = gate(gated.question, query=outcome.rewritten, mapping=gated.mapping)
+        reranking = bool(settings.get("rerank"))
+        depth = max(k, settings["rerank_depth"]) if reranking else k
+        result = retriever._retrieve(question, mode=mode, k=depth, settings=settings, client=client, expand=False,
+                                     gated=search)
+        if reranking and result.entries:
+            summaries = retriever._chunk_rows(kb_ids=result.entry_ids, section_keys=["zusammenfassung"])
+            chat = stages.chat_text(client, settings, gated, num_predict=stages.RERANK_PREDICT)
+            result.entries, outcome = stages.rerank_entries(chat, gated.query, result.entries, result.entry_info,
+                                                            summaries, k)
+            steps["rerank_ms"] = (outcome.ms, outcome.fell_back)
+        return result, steps
 
     @api.model
     def _gate_calibration(self, evidence):
