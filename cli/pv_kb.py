@@ -262,10 +262,11 @@ class Pv_Kb(Command):
             for mode, metrics in report["modes"].items():
                 if metrics["degraded"]:
                     sys.stdout.write(f"Hinweis [{mode}]: " + " ".join(metrics["degraded"]) + "\n")
-                for label, count in metrics.get("step_fallbacks", {}).items():
-                    sys.stdout.write(f"{label} [{mode}]: bei {count} von {len(gold)} Fragen nicht verwendet "
-                                     "(Modellfehler oder unbrauchbare Antwort: ursprüngliche Anfrage bzw. "
-                                     "fusionierte Reihenfolge)\n")
+                for label, reasons in metrics.get("step_fallbacks", {}).items():
+                    # echo: the question came back unchanged; the others: model error or an unusable reply
+                    sys.stdout.write(f"{label} [{mode}]: bei {sum(reasons.values())} von {len(gold)} Fragen nicht "
+                                     "verwendet (ursprüngliche Anfrage bzw. fusionierte Reihenfolge): " + ", ".join(
+                                         f"{reason} {count}" for reason, count in sorted(reasons.items())) + "\n")
             for mode, misses in report["misses"].items():
                 for qid, expected, got in misses:
                     sys.stdout.write(f"Fehltreffer [{mode}] {qid}: erwartet {expected}, gefunden {got}\n")

@@ -28,9 +28,11 @@ class PvKbEvaluator(models.AbstractModel):
                 step_ms, fallbacks = {key: [] for key in STEP_LABELS}, {}
                 for n, q in enumerate(gold, 1):
                     result, steps = self._search(q.question, mode=mode, k=k, settings=settings, client=client)
-                    for name, (ms, fell_back) in steps.items():
+                    for name, (ms, reason) in steps.items():
                         step_ms[name].append(ms)
-                        fallbacks[name] = fallbacks.get(name, 0) + int(fell_back)
+                        if reason:
+                            counts = fallbacks.setdefault(STEP_LABELS[name], {})
+                            counts[reason] = counts.get(reason, 0) + 1
                     if result.degraded:
                         degraded.add(result.degraded)
                     items.append((q, result.entry_ids))
@@ -46,8 +48,9 @@ class PvKbEvaluator(models.AbstractModel):
                                 **{STEP_LABELS[name]: evaluation.latency_stats(values)
                                    for name, values in step_ms.items() if values}},
                     "degraded": sorted(degraded),
-                    # questions whose rewrite / rerank fell back to the original query / the fused order
-                    "step_fallbacks": {STEP_LABELS[name]: count for name, count in fallbacks.items()},
+                    # {label: {reason: questions}} whose rewrite / rerank fell back to the original query / the
+                    # fused order ("echo": the model gave the question back unchanged)
+                    "step_fallbacks": fallbacks,
                 }
                 if mode == "hybrid":
                     out["gate"] = self._gate_calibration(evidence)
@@ -66,7 +69,7 @@ class PvKbEvaluator(models.AbstractModel):
     def _search(self, question, *, mode, k, settings, client):
         """Retrieval of one gold question as the agent does it, with the optional model steps of ``settings``
         (``query_rewrite``, ``rerank``; lib/answer/stages.py). Returns (RetrievalResult with ``k`` entries,
-        {"rewrite_ms"|"rerank_ms": (ms, fell back)}).
+        {"rewrite_ms"|"rerank_ms": (ms, reason of a fallback or "")}).
 
         The model calls run inline, inside the evaluation's transaction: it is a command-line run (or a test)
         where no user waits and no connection pool is shared, the one place besides ``pv.kb.agent._ask`` where
@@ -78,7 +81,7 @@ class PvKbEvaluator(models.AbstractModel):
         if settings.get("query_rewrite"):
             chat = stages.chat_text(client, settings, gated, num_predict=query_rewrite.NUM_PREDICT)
             outcome = query_rewrite.rewrite(chat, gated.query)
-            steps["rewrite_ms"] = (outcome.ms, outcome.fell_back)
+            steps["rewrite_ms"] = (outcome.ms, outcome.reason if outcome.fell_back else "")
             if outcome.rewritten:
                 search = gate(gated.question, query=outcome.rewritten, mapping=gated.mapping)
         reranking = bool(settings.get("rerank"))
@@ -90,7 +93,7 @@ class PvKbEvaluator(models.AbstractModel):
             chat = stages.chat_text(client, settings, gated, num_predict=stages.RERANK_PREDICT)
             result.entries, outcome = stages.rerank_entries(chat, gated.query, result.entries, result.entry_info,
                                                             summaries, k)
-            steps["rerank_ms"] = (outcome.ms, outcome.fell_back)
+            steps["rerank_ms"] = (outcome.ms, outcome.reason if outcome.fell_back else "")
         return result, steps
 
     @api.model

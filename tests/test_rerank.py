@@ -108,6 +108,8 @@ class TestRerank(StepsCase):
         self.assertEqual(latency["Reranking (Chat-Modell)"]["n"], 2)
         self.assertEqual(latency["Query-Rewriting (Chat-Modell)"]["n"], 2)
         self.assertEqual(len(self.rerank_requests()), 2)
+        # the first question has no colloquial word: the stand-in gives it back, the original is searched
+        self.assertEqual(report["modes"]["hybrid"]["step_fallbacks"], {"Query-Rewriting (Chat-Modell)": {"echo": 1}})
         self.assertEqual(report["settings"]["rerank"], True)
         self.assertEqual(report["modes"]["hybrid"]["retrieval"]["overall"]["hit@1"], 1.0)
 
