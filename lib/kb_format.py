@@ -44,6 +44,7 @@ WARNING = "warning"
 LIST_KEYS = ("tags", "legal_bases", "cross_refs")
 KBJSON_COMPARED_KEYS = ("title", "stand", "topic", "source")
 SECTION_ORDER = ("zusammenfassung", "kernwerte", "rechtsgrundlagen", "payroll", "verweise")
+LINKS_SECTION = "verweise"   # lists other entries only: no fact to answer from (context and Notbetrieb rank it last)
 ENTRY_DIR = "dokumente/"
 KBJSON = "kb.json"
 INDEX = "INDEX.md"

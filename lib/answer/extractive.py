@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .. import md_blocks
+from ..kb_format import LINKS_SECTION
 from ..text_de import content_words, light_stem, fold_plain, word_tokens
 from .citations import CITATION_RE, extract_citations
 from .conflicts import add_conflict_note
@@ -61,7 +62,7 @@ def extractive_answer(question: str, blocks: list[ContextBlock], max_blocks: int
     matches = [_matches(terms, f"{b.title} {b.heading_path} {b.text}") for b in blocks]
     # a "Verweise" section only lists other entries: quoted last, when nothing else is left
     ranked = sorted(range(len(blocks)),
-                    key=lambda i: (blocks[i].section_key == "verweise", -matches[i], -blocks[i].score, i))
+                    key=lambda i: (blocks[i].section_key == LINKS_SECTION, -matches[i], -blocks[i].score, i))
     first_of_entry: list[int] = []
     entries_seen: set[str] = set()
     for index in ranked:

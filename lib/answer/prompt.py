@@ -12,7 +12,7 @@ from typing import Sequence
 
 from .. import md_blocks
 from ..fusion import is_kernwerte_section
-from ..kb_format import ENTRY_ID
+from ..kb_format import ENTRY_ID, LINKS_SECTION
 from .types import REFUSAL_TEXT, Conflict, ContextBlock
 
 # Tags that structure the user message; the same tags inside KB text, titles or
@@ -163,12 +163,16 @@ def section_rank(section_key: str, matched_keys: list[str], value_question: bool
     ``matched_keys`` are the entry's sections that retrieval matched, best first; other sections (the
     summary or Kernwerte added as context) follow them. For a question about a value the Kernwerte table
     comes right after the best match (first when nothing matched): it holds the figures in few characters.
+    A ``verweise`` section only lists other entries (no fact to answer from): it comes last, matched or not,
+    as the Notbetrieb quotes it last (lib/answer/extractive.py).
     """
-    order = list(dict.fromkeys(matched_keys))
+    order = [k for k in dict.fromkeys(matched_keys) if k != LINKS_SECTION]
     if value_question:
         kern = next((k for k in order if is_kernwerte_section(k)), "kernwerte")
         order = [k for k in order if k != kern]
         order.insert(min(1, len(order)), kern)
+    if section_key == LINKS_SECTION:
+        return len(order) + 2
     return order.index(section_key) if section_key in order else len(order) + 1
 
 

@@ -7,7 +7,8 @@ the quote found (fuzzy, :func:`match_quote`) in a block of a cited entry, every 
 Violation codes of a statement (see :mod:`lib.answer.outcome` for what the user sees):
 ``no_citation``, ``unknown_id``, ``quote_missing``, ``quote_not_found``, ``value_not_in_source``,
 ``stand_mismatch``, ``echo``, ``empty`` make the statement fail (:data:`FAILING`); ``missing_stand`` is
-repaired (the Stand shown is the cited entry's own). Two repairs keep a statement that small models write
+repaired (the Stand shown is the cited entry's own). ``citation_moved`` (repaired): the cited entries do not carry
+the statement, exactly one other retrieved entry does (:func:`check_statement`). Two repairs keep a statement that small models write
 right but quote loosely, never one the base does not carry: ``quote_by_code`` — the quote is missing or not
 verbatim, but one sentence (or table row, or two neighbouring sentences) of a cited entry holds every value of the statement and shares
 its content words (:func:`supporting_sentence`); that sentence becomes the passage shown. ``citation_pruned``
@@ -21,6 +22,7 @@ import difflib
 import re
 from dataclasses import dataclass
 
+from ..kb_format import ENTRY_ID
 from ..md_blocks import TABLE, blocks as _md_blocks, split_sentences
 from ..text_de import content_words, fold_plain as _fold, light_stem, word_tokens
 from . import freetext
@@ -43,6 +45,16 @@ def _words(text: str) -> list[tuple[str, int, int]]:
     return [(_fold(m.group(0)), m.start(), m.end()) for m in _WORD.finditer(text or "")]
 
 
+_ID_LEAD = re.compile(rf"^\s*(?:\[?{ENTRY_ID}\]?\s*[:–-]\s*)+")
+
+
+def clean_quote(quote: str) -> str:
+    """The quote without the entry ids a model writes into it ("lb-rk-02: € 0,50 …", "[lb-rk-02] …"):
+    an id is not part of the passage it copies."""
+    quote = _ID_LEAD.sub("", quote or "")
+    return CITATION_RE.sub(" ", quote)
+
+
 def match_quote(quote: str, text: str) -> str | None:
     """The passage of ``text`` that ``quote`` copies, or None.
 
@@ -51,7 +63,7 @@ def match_quote(quote: str, text: str) -> str | None:
     :data:`QUOTE_MIN_RATIO` (a changed ending or one missing word passes, a paraphrase does not). A quote
     of fewer than two words never matches. Returns the original text of the best window.
     """
-    wanted = [w for w, _s, _e in _words(quote)][:QUOTE_MAX_WORDS]
+    wanted = [w for w, _s, _e in _words(clean_quote(quote))][:QUOTE_MAX_WORDS]
     if len(wanted) < 2:
         return None
     words = _words(text)
@@ -155,8 +167,54 @@ class Checked:
         return not any(v.code in FAILING for v in self.violations)
 
 
+MOVABLE = frozenset({"quote_missing", "quote_not_found", "value_not_in_source"})
+
+
+def _carrier(statement: Statement, values, blocks: list[ContextBlock], cited: list[str]) -> str | None:
+    """The one retrieved entry other than ``cited`` that carries the statement — it holds every value and
+    either the quote verbatim or a supporting sentence (:func:`supporting_sentence`) — or None when no entry
+    or more than one does (the code never guesses between two)."""
+    found = []
+    for entry in dict.fromkeys(b.entry_id.lower() for b in blocks):
+        if entry in cited:
+            continue
+        mine = [b for b in blocks if b.entry_id.lower() == entry]
+        if values and not _holds_values(values, mine):
+            continue
+        quoted = bool(statement.quote) and any(match_quote(statement.quote, b.text) for b in mine)
+        if quoted or supporting_sentence(statement.text, mine):
+            found.append(entry)
+    return found[0] if len(found) == 1 else None
+
+
 def check_statement(statement: Statement, blocks: list[ContextBlock]) -> Checked:
-    """Validate one statement against the retrieved blocks (codes: module docstring)."""
+    """Validate one statement against the retrieved blocks (codes: module docstring).
+
+    A statement whose cited entries do not carry it (its quote or a value not found there) while exactly one
+    other retrieved entry does is checked again with that entry as its source (``citation_moved``, repaired):
+    small models cite the neighbour of the entry they copied from. An id that was not retrieved is never moved.
+    """
+    checked = _check(statement, blocks)
+    codes = {v.code for v in checked.violations}
+    if checked.ok or not codes & MOVABLE or "unknown_id" in codes or not checked.ids:
+        return checked
+    values = _find_values(CITATION_RE.sub(" ", statement.text))
+    values += [v for wert, _stand in statement.values for v in _find_values(wert)]
+    target = _carrier(statement, values, blocks, checked.ids)
+    if not target:
+        return checked
+    # a Stand the model gave belongs to the entry it cited: the moved statement shows its new entry's own
+    moved = Statement(text=CITATION_RE.sub(" ", statement.text), ids=[target], quote=statement.quote,
+                      values=[(wert, "") for wert, _stand in statement.values], conflict_ids=statement.conflict_ids)
+    again = _check(moved, blocks)
+    if not again.ok:
+        return checked
+    again.statement = statement
+    again.violations.insert(0, Violation("citation_moved", f"{', '.join(checked.ids)} → {target}"))
+    return again
+
+
+def _check(statement: Statement, blocks: list[ContextBlock]) -> Checked:
     retrieved = {b.entry_id.lower() for b in blocks}
     text = statement.text
     ids = list(statement.ids)

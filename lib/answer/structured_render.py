@@ -7,6 +7,8 @@ one regeneration of the failed statements. Nothing here imports Odoo.
 """
 from __future__ import annotations
 
+import re
+
 from . import freetext
 from .citations import extract_citations
 from .conflicts import add_conflict_note
@@ -52,10 +54,16 @@ def render_answer(checked: list[Checked], blocks: list[ContextBlock], conflicts:
     return add_conflict_note(answer, list(conflicts), cited)
 
 
+_CLAIM_OR_ECHO = re.compile(r"[0-9§]|\bjson\b|\bwiederholung\b", re.I)
+
+
 def render_refusal(reason: str) -> str:
-    """The refusal sentence plus the model's reason when it states no value and names no id."""
+    """The refusal sentence plus the model's reason when it states no value, no number or § (a legal claim
+    without a source), names no id and does not talk about the answer format (an echo of the notes the
+    model was sent: "kein gültiges JSON")."""
     reason = " ".join(freetext.strip_echo(reason or "").split())
-    if not reason or _find_values(reason) or extract_citations(reason) or len(reason) > 300:
+    if (not reason or _find_values(reason) or extract_citations(reason) or _CLAIM_OR_ECHO.search(reason)
+            or len(reason) > 300):
         return REFUSAL_TEXT
     return f"{REFUSAL_TEXT} {_one_line(reason)}"
 

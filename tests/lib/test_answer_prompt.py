@@ -208,3 +208,10 @@ def test_a_small_character_budget_cuts_the_lowest_priority_block_first():
     cut = render_context(kept, max_chars=len(full) - 150)
     assert "lb-a-01 kernwerte" in cut and "lb-b-02 zusammenfassung" in cut
     assert "lb-a-01 zusammenfassung" not in cut
+
+
+def test_a_list_of_cross_references_comes_last_even_when_retrieval_matched_it():
+    matched = ["verweise", "kernwerte"]
+    assert section_rank("kernwerte", matched, False) == 0
+    assert section_rank("zusammenfassung", matched, False) < section_rank("verweise", matched, False)
+    assert section_rank("verweise", matched, True) > section_rank("payroll", matched, True)

@@ -202,3 +202,42 @@ def test_modes_per_model():
     assert s.mode_for("llama3", text, default="structured") == "structured"
     assert s.mode_for("llama3", "", default="nonsense") == "text"
     assert s.parse_modes("a:1=structured; b=text") == {"a:1": "structured", "b": "text"}
+
+
+def test_ids_written_into_the_quote_are_not_part_of_the_passage(blocks):
+    quote = "lb-rk-02: Das amtliche Kilometergeld beträgt ab 2025 € 0,50 je Kilometer"
+    assert checks.clean_quote(quote).startswith("Das amtliche")
+    assert checks.clean_quote("[lb-rk-02] – Das amtliche Kilometergeld").strip() == "Das amtliche Kilometergeld"
+    checked = checks.check_statement(good_statement(
+        quellen=["lb-rk-02"], zitat=quote, text="Das Kilometergeld beträgt ab 2025 € 0,50 je Kilometer.",
+        werte=[{"wert": "€ 0,50", "stand": "2025-01"}]), blocks)
+    assert checked.ok and codes(checked) == []
+    assert checked.passage.startswith("Das amtliche Kilometergeld")
+
+
+def test_a_statement_citing_the_neighbour_of_its_entry_is_moved_to_the_one_entry_that_carries_it(blocks):
+    # the model copied from lb-sz-01 but cited lb-rk-02 (with lb-rk-02's Stand)
+    checked = checks.check_statement(good_statement(
+        quellen=["lb-rk-02"], zitat="Sonstige Bezüge innerhalb des Jahressechstels",
+        werte=[{"wert": "€ 620", "stand": "2025-01"}]), blocks)
+    assert checked.ok and checked.ids == ["lb-sz-01"]
+    assert "citation_moved" in codes(checked) and "stand_mismatch" not in codes(checked)
+    assert render.render_answer([checked], blocks).endswith("[lb-sz-01] (Stand 2026-01)")
+
+
+def test_no_move_when_two_entries_carry_the_value_or_the_id_was_not_retrieved(blocks):
+    twice = blocks + [block("lb-sz-09", "Sonstige Bezüge: Freibetrag € 620 steuerfrei im Jahressechstel.")]
+    ambiguous = checks.check_statement(good_statement(quellen=["lb-rk-02"], zitat="", werte=[]), twice)
+    assert not ambiguous.ok and "citation_moved" not in codes(ambiguous)
+    invented = checks.check_statement(good_statement(quellen=["lb-zz-01"], zitat="", werte=[]), blocks)
+    assert not invented.ok and "unknown_id" in codes(invented) and "citation_moved" not in codes(invented)
+    # a value no retrieved entry holds stays a failure
+    nowhere = checks.check_statement(good_statement(quellen=["lb-rk-02"], text="Der Freibetrag beträgt € 777.",
+                                                    zitat="", werte=[]), blocks)
+    assert "value_not_in_source" in codes(nowhere) and not nowhere.ok
+
+
+def test_a_refusal_reason_with_a_legal_reference_or_a_format_echo_is_not_shown():
+    assert render.render_refusal("Die Regel (§ 49 Abs. 1 ASVG) gilt nicht für Firmenwagen.") == REFUSAL_TEXT
+    assert render.render_refusal("Die vorige Antwort war kein gültiges JSON. Bitte antworte mit JSON.") == REFUSAL_TEXT
+    assert render.render_refusal("Die Wissensbasis behandelt nur österreichisches Recht.").endswith("Recht.")
