@@ -5,6 +5,7 @@ regenerated once and then dropped; the statements that pass are shown, rendered 
 the user gets the extractive quotes with a one-line reason and the rejected text stays in the question log.
 """
 import json
+import re
 import socket
 
 from odoo.tests import new_test_user, tagged
@@ -58,6 +59,15 @@ class TestStructuredAnswers(StandInCase):
         passages = [q["passage"] for q in result.quotes if q["kb_id"] == "lb-sz-01"]
         self.assertTrue(passages and all(p in chunks for p in passages), result.quotes)
         self.assertEqual(result.query.answer_mode, "structured")
+
+    def test_the_schema_offers_only_the_entries_shown_in_a_small_window(self):
+        self.set_settings(num_ctx=2048)     # 4 blocks: fewer entries shown than retrieved
+        result = self.agent._ask(QUESTION)
+        request = self.chat_requests()[-1]
+        enum = request["format_schema"]["properties"]["aussagen"]["items"]["properties"]["quellen"]["items"]["enum"]
+        shown = re.findall(r"^### \[([^\]]+)\]", request["texts"][-1], re.M)
+        self.assertEqual(set(enum), set(shown))
+        self.assertLess(len(set(shown)), len(result.retrieved_ids), "the window must show fewer than retrieved")
 
     def test_per_model_setting_chooses_the_mode(self):
         self.set_settings(answer_mode="structured", answer_modes="standin-chat=text")

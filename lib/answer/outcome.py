@@ -14,7 +14,8 @@ any *severe* one       never the model's prose: the extractive quotes of the    
 a refusal              the refusal                                              ``verweigert``
 =====================  =======================================================  ===========================
 
-*severe*: an id that was not retrieved, a value not found in its cited entry, a claim without any citation,
+*severe*: an id that was not retrieved, a value not found in its cited entry (or found only for another
+year than the statement names, structured), a claim without any citation,
 a quote not found (structured), a Stand that is not the cited entry's (structured), unreadable JSON,
 echoed instructions. *minor*: a value without its Stand in free text. *repaired*: the code fixed it
 before showing (a conflict side or ⚠ mark added, the Stand written from the entry in structured mode,
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-SEVERE = frozenset({"unknown_id", "value_not_in_source", "no_citation", "uncited_number", "uncited_claim",
+SEVERE = frozenset({"unknown_id", "value_not_in_source", "value_wrong_year", "no_citation", "uncited_number", "uncited_claim",
                     "quote_missing", "quote_not_found", "stand_mismatch", "invalid_json", "echo", "empty",
                     "no_statement"})
 MINOR = frozenset({"missing_stand"})
@@ -35,6 +36,7 @@ REPAIRED = frozenset({"conflict_side_missing", "conflict_unmarked", "repaired", 
 _REASONS = (   # first match wins: the gravest reason is named
     ("unknown_id", "Die KI-Antwort nannte Quellen, die nicht abgerufen wurden."),
     ("value_not_in_source", "Die KI-Antwort enthielt Werte, die in den zitierten Einträgen nicht stehen."),
+    ("value_wrong_year", "Die KI-Antwort nannte Werte für ein Jahr, für das der zitierte Eintrag sie nicht angibt."),
     ("stand_mismatch", "Die KI-Antwort nannte einen Stand, der nicht zum zitierten Eintrag passt."),
     ("no_citation", "Die KI-Antwort enthielt Aussagen ohne Quellenangabe."),
     ("uncited_number", "Die KI-Antwort enthielt Werte ohne Quellenangabe."),

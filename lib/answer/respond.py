@@ -221,7 +221,9 @@ def _answer_structured(prepared, client, on_delta, deadline, cancel, timings):
     """
     question, retrieval = prepared.question, prepared.retrieval
     blocks, conflicts, messages = prepared.blocks, prepared.conflicts, prepared.messages
-    schema = structured.answer_schema(retrieval.entry_ids)
+    # the enum holds the entries the model was shown (a small window shows fewer than were retrieved):
+    # an entry it never read cannot be cited, and the checks judge against the same blocks
+    schema = structured.answer_schema(list(dict.fromkeys(b.entry_id for b in blocks)) or retrieval.entry_ids)
     generate_ms = validate_ms = 0.0
     prompt_tokens = answer_tokens = regenerations = 0
     checked, raws, parsed = [], [], None

@@ -6,6 +6,7 @@ the quote found (fuzzy, :func:`match_quote`) in a block of a cited entry, every 
 
 Violation codes of a statement (see :mod:`lib.answer.outcome` for what the user sees):
 ``no_citation``, ``unknown_id``, ``quote_missing``, ``quote_not_found``, ``value_not_in_source``,
+``value_wrong_year`` (the statement names one year, the value stands in its cited entry only for another),
 ``stand_mismatch``, ``echo``, ``empty`` make the statement fail (:data:`FAILING`); ``missing_stand`` is
 repaired (the Stand shown is the cited entry's own). ``citation_moved`` (repaired): the cited entries do not carry
 the statement, exactly one other retrieved entry does (:func:`check_statement`). Two repairs keep a statement that small models write
@@ -29,12 +30,13 @@ from . import freetext
 from .citations import CITATION_RE, extract_citations
 from .structured import QUOTE_MAX_WORDS, Statement, shown_text
 from .types import ContextBlock, Violation, short as _short
-from .values import find_values as _find_values, source_index as _source_index, value_in_source as _value_in_source
+from .values import (find_values as _find_values, source_index as _source_index, value_in_source as _value_in_source,
+                     value_in_year, years)
 
 QUOTE_MIN_RATIO = 0.8      # difflib ratio of the quote's words against the best window of the block's words
 SUPPORT_MIN_SHARE = 0.6    # a statement without values: share of its content words a supporting sentence holds
 FAILING = frozenset({"no_citation", "unknown_id", "quote_missing", "quote_not_found", "value_not_in_source",
-                     "stand_mismatch", "echo", "empty"})
+                     "value_wrong_year", "stand_mismatch", "echo", "empty"})
 
 _STAND_FMT = re.compile(r"^\s*(\d{4})-(\d{2})")
 _WORD = re.compile(r"[^\W_]+")
@@ -167,7 +169,7 @@ class Checked:
         return not any(v.code in FAILING for v in self.violations)
 
 
-MOVABLE = frozenset({"quote_missing", "quote_not_found", "value_not_in_source"})
+MOVABLE = frozenset({"quote_missing", "quote_not_found", "value_not_in_source", "value_wrong_year"})
 
 
 def _carrier(statement: Statement, values, blocks: list[ContextBlock], cited: list[str]) -> str | None:
@@ -257,6 +259,16 @@ def _check(statement: Statement, blocks: list[ContextBlock]) -> Checked:
             if not _value_in_source(value, *index) and value.text not in seen:
                 seen.add(value.text)
                 violations.append(Violation("value_not_in_source", f"{value.text} (zitiert: {', '.join(known)})"))
+        # a statement about one year: each value must stand in a cited passage of that year (the row's column,
+        # the sentence's nearest year), not only somewhere in the entry ("ab 2025 € 0,42" out of "bis 2024")
+        named = years(shown)
+        if len(named) == 1:
+            year = next(iter(named))
+            typed = values + [v for wert, _stand in statement.values for v in _find_values(wert)]
+            for value in {(v.kind, v.number): v for v in typed}.values():
+                if value.text not in seen and _value_in_source(value, *index) and not value_in_year(value, year, own):
+                    seen.add(value.text)
+                    violations.append(Violation("value_wrong_year", f"{value.text} ({year}, zitiert: {', '.join(known)})"))
         stands = {stand_month(b.stand) for b in own}
         for wert, stand in statement.values:
             typed = _find_values(wert)

@@ -76,6 +76,7 @@ _REASONS = {
     "quote_missing": "ohne wörtliches Zitat",
     "quote_not_found": "das Zitat steht nicht im zitierten Eintrag",
     "value_not_in_source": "der Wert steht nicht im zitierten Eintrag",
+    "value_wrong_year": "der Wert gilt laut Eintrag für ein anderes Jahr",
     "stand_mismatch": "der Stand passt nicht zum zitierten Eintrag",
     "echo": "enthält Anweisungstext",
     "empty": "leer",

@@ -112,3 +112,67 @@ def value_tokens(value: str) -> frozenset[tuple[str, object]]:
             tokens.add(("num", number))
     return frozenset(tokens)
 
+
+
+# --------------------------------------------------------------------------- a value and its year
+
+YEAR_RE = re.compile(r"(?<![\d.,/-])(?:19|20)\d{2}(?![\d]|[.,]\d)")
+
+
+def years(text: str) -> set[str]:
+    """The four-digit years (1900–2099) named in ``text``; amounts such as € 2.100 are none."""
+    return set(YEAR_RE.findall(text or ""))
+
+
+def year_passages(text: str) -> list[str]:
+    """The places of a block a value can be read from with its year: each sentence, each two neighbouring
+    sentences, and each table cell together with its row's first cell and its column header
+    ("Pkw ab 2025 € 0,50" out of ``| Pkw | € 0,42 | € 0,50 |`` under ``| Fahrzeug | bis 2024 | ab 2025 |``),
+    so that the value of one column is never read with the year of another."""
+    from .. import md_blocks   # (lib.md_blocks imports nothing of the answer package)
+    out: list[str] = []
+    for kind, chunk in md_blocks.blocks(text or ""):
+        if kind == md_blocks.TABLE:
+            rows = [r for r in chunk.split("\n") if r.strip()]
+            header = md_blocks.cells(rows[0]) if rows else []
+            for row in rows[1:]:
+                cells = md_blocks.cells(row)
+                if all(set(c) <= set("-: ") for c in cells):
+                    continue        # the |---| line
+                for pos, value in enumerate(cells[1:], 1):
+                    head = header[pos] if pos < len(header) else ""
+                    out.append(f"{cells[0]} {head} {value}")
+            continue
+        sentences = [s for s in md_blocks.split_sentences(" ".join(chunk.split())) if s.strip()]
+        out.extend(sentences)
+        out.extend(f"{a} {b}" for a, b in zip(sentences, sentences[1:]))
+    return out
+
+
+def _nearest_year(value: Value, passage: str) -> str | None:
+    """The year standing closest to ``value`` in ``passage`` ("€ 0,50 seit 2025; bisher € 0,42 bis 2024")."""
+    spots = [m.start() for m in VALUE_RE.finditer(passage)
+             if any((v.kind, v.number) == (value.kind, value.number) for v in find_values(m.group(0)))]
+    marks = [(m.start(), m.group(0)) for m in YEAR_RE.finditer(passage)]
+    if not spots or not marks:
+        return None
+    return min(((abs(y - v), text) for v in spots for y, text in marks))[1]
+
+
+def value_in_year(value: Value, year: str, blocks) -> bool:
+    """True when a block holds ``value`` in a passage (:func:`year_passages`) that names ``year`` — the year
+    nearest to the value where a passage names several —; a passage naming no year takes the block title's
+    years, and with none there the block's Stand: an entry whose Stand year is before ``year`` cannot state a
+    value for it."""
+    for block in blocks:
+        fallback = years(block.title) or ({year} if (block.stand or "")[:4] >= year else set())
+        for passage in [block.title] + year_passages(block.text):
+            if not value_in_source(value, *source_index(passage)):
+                continue
+            named = years(passage)
+            if len(named) > 1:
+                if _nearest_year(value, passage) == year:
+                    return True
+            elif year in (named or fallback):
+                return True
+    return False

@@ -241,3 +241,31 @@ def test_a_refusal_reason_with_a_legal_reference_or_a_format_echo_is_not_shown()
     assert render.render_refusal("Die Regel (§ 49 Abs. 1 ASVG) gilt nicht für Firmenwagen.") == REFUSAL_TEXT
     assert render.render_refusal("Die vorige Antwort war kein gültiges JSON. Bitte antworte mit JSON.") == REFUSAL_TEXT
     assert render.render_refusal("Die Wissensbasis behandelt nur österreichisches Recht.").endswith("Recht.")
+
+
+KM_TABLE = ("Seit 1. Jänner 2025 beträgt es € 0,50 pro Kilometer für Personenkraftwagen; der bisherige Satz von "
+            "€ 0,42 gilt nur mehr für Fahrten bis Ende 2024.\n\n| Fahrzeug | bis 2024 | ab 2025 |\n|---|---|---|\n"
+            "| Pkw | € 0,42 | € 0,50 |")
+
+
+def test_a_value_of_another_year_than_the_statement_names_fails_it():
+    km = [block("lb-rk-02", KM_TABLE, stand="2025-01", title="Kilometergeld ab 2025"),
+          block("wiku-rk-01", "Pkw: € 0,42 pro km", stand="2023-05", title="Kilometergeld")]
+    # as the 1.5B model wrote it: the 2024 figure as the 2025 one, citing both sides
+    wrong = checks.check_statement(good_statement(
+        quellen=["lb-rk-02", "wiku-rk-01"], zitat="Pkw: € 0,42 pro km",
+        text="Das Kilometergeld für Pkw ab 2025 beträgt € 0,42 pro km.", werte=[{"wert": "€ 0,42", "stand": "2025-01"}]), km)
+    assert "value_wrong_year" in codes(wrong) and not wrong.ok
+    right = checks.check_statement(good_statement(
+        quellen=["lb-rk-02"], zitat="Seit 1. Jänner 2025 beträgt es € 0,50 pro Kilometer",
+        text="Das Kilometergeld für Pkw ab 2025 beträgt € 0,50 pro km.", werte=[{"wert": "€ 0,50", "stand": "2025-01"}]), km)
+    assert right.ok and "value_wrong_year" not in codes(right)
+    old = checks.check_statement(good_statement(
+        quellen=["lb-rk-02"], zitat="der bisherige Satz von € 0,42 gilt nur mehr für Fahrten bis Ende 2024",
+        text="Bis 2024 galten € 0,42 pro Kilometer.", werte=[{"wert": "€ 0,42", "stand": "2025-01"}]), km)
+    assert old.ok
+    # without a year the statement is not judged by year
+    plain = checks.check_statement(good_statement(
+        quellen=["wiku-rk-01"], zitat="Pkw: € 0,42 pro km", text="Das Kilometergeld für Pkw beträgt € 0,42 pro km.",
+        werte=[{"wert": "€ 0,42", "stand": "2023-05"}]), km)
+    assert plain.ok

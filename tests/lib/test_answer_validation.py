@@ -2,7 +2,7 @@
 
 from lib.answer.types import REFUSAL_TEXT
 from lib.answer.validation import strict_instruction, validate_answer
-from answer_data import ATZ_CONFLICT, codes
+from answer_data import ATZ_CONFLICT, block, codes
 
 
 GOOD = (
@@ -97,3 +97,20 @@ def test_strict_instruction_names_the_problems(blocks):
     assert "30 %" in note
     assert "⚠ Widerspruch" in note and "lb-atz-09" in note
     assert strict_instruction(validate_answer(GOOD, blocks)) == ""
+
+
+def test_a_value_is_read_with_the_year_of_its_column_or_its_nearest_year():
+    from lib.answer.values import find_values, value_in_year, year_passages, years
+    text = ("Seit 1. Jänner 2025 beträgt es € 0,50; der bisherige Satz von € 0,42 gilt bis Ende 2024.\n\n"
+            "| Wert | 2024 | 2025 |\n|---|---|---|\n| HBGl monatlich | € 6.060 | € 6.450 |")
+    assert "HBGl monatlich 2025 € 6.450" in year_passages(text)
+    assert years("€ 2.100 im Jahr 2025 (Stand 2024-01), 25. Dienstjahr") == {"2025", "2024"}
+    current = block("lb-x-01", text, stand="2025-01", title="Werte")
+    value = lambda t: find_values(t)[0]
+    assert value_in_year(value("€ 6.450"), "2025", [current]) and not value_in_year(value("€ 6.060"), "2025", [current])
+    assert value_in_year(value("€ 0,50"), "2025", [current]) and not value_in_year(value("€ 0,42"), "2025", [current])
+    # a passage without a year: the title's year, else the Stand (an older entry says nothing of a later year)
+    timeless = block("lb-x-02", "Der Satz beträgt € 0,42.", stand="2023-05", title="Kilometergeld")
+    assert value_in_year(value("€ 0,42"), "2023", [timeless]) and not value_in_year(value("€ 0,42"), "2025", [timeless])
+    titled = block("lb-x-03", "Der Satz beträgt € 0,42.", stand="2025-01", title="Kilometergeld 2024")
+    assert not value_in_year(value("€ 0,42"), "2025", [titled]) and value_in_year(value("€ 0,42"), "2024", [titled])
