@@ -136,8 +136,10 @@ class TestStructuredAnswers(StandInCase):
         self.standin.script_chat([reply(refused=True, reason="Die Frage betrifft Deutschland.")])
         result = self.agent._ask(QUESTION)
         self.assertEqual(result.status, "verweigert")
-        self.assertEqual(result.answer, REFUSAL_TEXT + " Die Frage betrifft Deutschland.")
+        # the model's reason is a claim without a source: shown never, logged for the curator
+        self.assertEqual(result.answer, REFUSAL_TEXT)
         self.assertEqual(result.cited_ids, [])
+        self.assertIn("refusal_reason: Die Frage betrifft Deutschland.", result.query.violations or "")
 
     def test_conflict_sides_are_all_shown_with_the_warning_sign(self):
         side = statement(text="Die Ersatzquote bei Blockzeit beträgt 27,5 %.", ids=("lb-atz-01",),

@@ -293,7 +293,11 @@ def _answer_structured(prepared, client, on_delta, deadline, cancel, timings):
     violations += [f"repaired: {v.code}: {v.detail}" for c in good for v in c.violations]
     rejected, notice = "", retrieval.degraded
     if parsed is not None and parsed.refused and not good:
-        status, answer = "verweigert", structured_render.render_refusal(parsed.reason)
+        # the reason is not shown: a small model's reason states things without a source ("§ 49 ASVG gilt
+        # nicht für …", "es gibt keinen Sachbezug …") or echoes the notes it was sent; the curator reads it in the log
+        status, answer = "verweigert", REFUSAL_TEXT
+        if parsed.reason.strip():
+            violations.append(f"refusal_reason: {' '.join(parsed.reason.split())[:300]}")
     elif good:
         status, answer = "beantwortet", structured_render.render_answer(good, blocks, conflicts)
         if dropped:

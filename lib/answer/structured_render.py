@@ -2,21 +2,16 @@
 
 :func:`render_answer` writes the German Markdown answer from the statements that passed
 (lib/answer/structured_checks.py): ``text [id] (Stand YYYY-MM)`` per statement, ⚠ for contradictions,
-plus the conflict note of the code; :func:`render_refusal` the refusal, :func:`retry_note` the note for
-one regeneration of the failed statements. Nothing here imports Odoo.
+plus the conflict note of the code; :func:`retry_note` the note for one regeneration of the failed
+statements. A refusal is the refusal sentence alone (lib/answer/respond.py): the model's reason is a claim
+without a source and goes to the question log only. Nothing here imports Odoo.
 """
 from __future__ import annotations
 
-import re
-
-from . import freetext
-from .citations import extract_citations
 from .conflicts import add_conflict_note
-from .prompt import one_line as _one_line
 from .structured import shown_text
 from .structured_checks import FAILING, Checked, stand_month
-from .types import REFUSAL_TEXT, Conflict, ContextBlock, short as _short
-from .values import find_values as _find_values
+from .types import Conflict, ContextBlock, short as _short
 
 
 def _stands(blocks: list[ContextBlock]) -> dict[str, str]:
@@ -52,20 +47,6 @@ def render_answer(checked: list[Checked], blocks: list[ContextBlock], conflicts:
     answer = "\n\n".join(parts)
     cited = [i for c in good for i in c.ids]
     return add_conflict_note(answer, list(conflicts), cited)
-
-
-_CLAIM_OR_ECHO = re.compile(r"[0-9§]|\bjson\b|\bwiederholung\b", re.I)
-
-
-def render_refusal(reason: str) -> str:
-    """The refusal sentence plus the model's reason when it states no value, no number or § (a legal claim
-    without a source), names no id and does not talk about the answer format (an echo of the notes the
-    model was sent: "kein gültiges JSON")."""
-    reason = " ".join(freetext.strip_echo(reason or "").split())
-    if (not reason or _find_values(reason) or extract_citations(reason) or _CLAIM_OR_ECHO.search(reason)
-            or len(reason) > 300):
-        return REFUSAL_TEXT
-    return f"{REFUSAL_TEXT} {_one_line(reason)}"
 
 
 # --------------------------------------------------------------------------- regeneration

@@ -168,10 +168,6 @@ def test_only_passing_statements_are_rendered_and_conflicts_get_both_sides(block
     assert "[wiku-rk-01] (Stand 2024-01)" in answer     # the side the model left out, added by the code
 
 
-def test_refusal_keeps_a_plain_reason_but_never_values_or_ids():
-    assert render.render_refusal("Die Frage betrifft das deutsche Steuerrecht.").endswith("deutsche Steuerrecht.")
-    assert render.render_refusal("In Deutschland sind es € 1.000 [de-01].") == REFUSAL_TEXT
-    assert render.render_refusal("") == REFUSAL_TEXT
 
 
 def test_retry_note_names_each_failed_statement_and_why(blocks):
@@ -235,12 +231,6 @@ def test_no_move_when_two_entries_carry_the_value_or_the_id_was_not_retrieved(bl
     nowhere = checks.check_statement(good_statement(quellen=["lb-rk-02"], text="Der Freibetrag beträgt € 777.",
                                                     zitat="", werte=[]), blocks)
     assert "value_not_in_source" in codes(nowhere) and not nowhere.ok
-
-
-def test_a_refusal_reason_with_a_legal_reference_or_a_format_echo_is_not_shown():
-    assert render.render_refusal("Die Regel (§ 49 Abs. 1 ASVG) gilt nicht für Firmenwagen.") == REFUSAL_TEXT
-    assert render.render_refusal("Die vorige Antwort war kein gültiges JSON. Bitte antworte mit JSON.") == REFUSAL_TEXT
-    assert render.render_refusal("Die Wissensbasis behandelt nur österreichisches Recht.").endswith("Recht.")
 
 
 KM_TABLE = ("Seit 1. Jänner 2025 beträgt es € 0,50 pro Kilometer für Personenkraftwagen; der bisherige Satz von "
