@@ -15,7 +15,6 @@ Where the call happens (the agent, lib/answer/respond.py): never while a databas
 """
 from __future__ import annotations
 
-import json
 import logging
 import re
 import time
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from .answer.prompt import one_line
+from .model_json import loads_lenient
 
 _logger = logging.getLogger(__name__)
 
@@ -100,25 +100,6 @@ def build_messages(question: str, candidates: Sequence[Candidate]) -> list[dict]
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
-def _json_value(content: str):
-    """The JSON of a reply: the whole text, else its first ``{…}`` or ``[…]`` (models wrap JSON in prose)."""
-    text = (content or "").strip()
-    if text.startswith("```"):
-        text = re.sub(r"^```\w*\s*|\s*```$", "", text)
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    for opener, closer in (("{", "}"), ("[", "]")):
-        start, end = text.find(opener), text.rfind(closer)
-        if 0 <= start < end:
-            try:
-                return json.loads(text[start:end + 1])
-            except ValueError:
-                continue
-    return None
-
-
 def parse_order(content: str, ids: Sequence[str]) -> tuple[list[str], str]:
     """The candidate ids the reply names, in its order, and a problem ("" when it named ids as asked).
 
@@ -127,7 +108,7 @@ def parse_order(content: str, ids: Sequence[str]) -> tuple[list[str], str]:
     not JSON is searched for the candidate ids as words, in the order they appear. No id found: ``[]``.
     """
     known = list(ids)
-    value = _json_value(content)
+    value = loads_lenient(content, "{[")
     items = None
     if isinstance(value, dict):
         items = value.get(ANSWER_KEY)

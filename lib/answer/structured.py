@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import freetext
+from ..model_json import loads_lenient
 from .citations import CITATION_RE
 
 QUOTE_MAX_WORDS = 25
@@ -148,25 +149,9 @@ def statement_from(obj) -> Statement | None:
                      values=values, conflict_ids=_id_list(obj.get("widerspruch")))
 
 
-def _json_object(raw: str):
-    text = (raw or "").strip()
-    if text.startswith("```"):
-        text = re.sub(r"^```[a-zA-Z]*\s*|\s*```$", "", text)
-    try:
-        return json.loads(text)
-    except ValueError:
-        start, end = text.find("{"), text.rfind("}")
-        if 0 <= start < end:
-            try:
-                return json.loads(text[start:end + 1])
-            except ValueError:
-                return None
-    return None
-
-
 def parse_response(raw: str) -> Parsed:
     """Read the model's JSON. Not an object, or neither a refusal nor statements → ``error``."""
-    data = _json_object(raw)
+    data = loads_lenient(raw)
     if not isinstance(data, dict):
         return Parsed(error="Die Modellantwort ist kein gültiges JSON.")
     items = data.get("aussagen")
