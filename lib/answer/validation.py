@@ -9,7 +9,7 @@ from ..text_de import fold_plain
 from .citations import CITATION_RE, extract_citations, is_refusal
 from .conflicts import conflict_marked
 from .types import REFUSAL_TEXT, Conflict, ContextBlock, Validation, Violation, ordered_unique, short
-from .values import find_values, source_index, value_in_source
+from .values import find_values, source_index, value_in_source, value_in_year, years
 
 _STAND_RE = re.compile(r"\bStand:?\s*\d{4}-\d{2}", re.I)
 _YEAR_MONTH_RE = re.compile(r"\b\d{4}-\d{2}\b")
@@ -43,7 +43,8 @@ def validate_answer(
     Codes: ``unknown_id`` (cited, not retrieved), ``no_citation`` (a non-refusal
     without any citation), ``uncited_number`` (a sentence or table row with a
     value and no citation in it or its paragraph; a table may also be covered by
-    the paragraph right before or after it), ``value_not_in_source`` (a value
+    the paragraph right before or after it), ``value_wrong_year`` (a prose sentence naming one year states a value that its cited entries give
+    only for another year), ``value_not_in_source`` (a value
     found in none of the blocks of the ids cited for it), ``conflict_side_missing``
     (some but not all sides of a conflict cited); warnings: ``missing_stand``
     (a value sentence without ``(Stand YYYY-MM)``; a table row or quoted line
@@ -87,10 +88,16 @@ def validate_answer(
             known = [i for i in ids if i in retrieved]
             if known:
                 indexes = [entry_index(i) for i in known]
+                # a prose sentence about one year: its values must stand in a cited passage of that year
+                named = set() if md_blocks.is_table_row(unit) else years(_STAND_RE.sub(" ", CITATION_RE.sub(" ", unit)))
+                own = [b for b in blocks if b.entry_id.lower() in known]
                 for value in values:
                     if not any(value_in_source(value, k, n) for k, n in indexes):
                         detail = f"{value.text} (zitiert: {', '.join(known)})"
                         violations.append(Violation("value_not_in_source", detail))
+                    elif len(named) == 1 and not value_in_year(value, next(iter(named)), own):
+                        detail = f"{value.text} ({next(iter(named))}, zitiert: {', '.join(known)})"
+                        violations.append(Violation("value_wrong_year", detail))
             # prose: the sentence itself names the stand; a table row or a quoted
             # line may rely on a "Stand" column or on the stand given around it
             framed = md_blocks.is_table_row(unit) or unit.startswith(">")
@@ -125,6 +132,8 @@ _STRICT_LINES = {
     "dazu oder lassen Sie sie weg: {items}.",
     "value_not_in_source": "Diese Werte stehen in keinem der zitierten Einträge; übernehmen Sie Werte nur "
     "wörtlich aus dem zitierten Eintrag: {items}.",
+    "value_wrong_year": "Diese Werte gelten laut zitiertem Eintrag für ein anderes Jahr als das genannte; "
+    "nennen Sie den Wert des gefragten Jahres wörtlich aus dem Eintrag: {items}.",
     "conflict_side_missing": "Ein Widerspruch wurde nicht vollständig dargestellt; nennen Sie in einer Zeile "
     "„⚠ Widerspruch: …“ jede Seite mit Kennung, Wert und Stand: {items}.",
     "conflict_unmarked": "Markieren Sie den Widerspruch mit einer Zeile „⚠ Widerspruch: …“, die alle Seiten "

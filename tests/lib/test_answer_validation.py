@@ -114,3 +114,17 @@ def test_a_value_is_read_with_the_year_of_its_column_or_its_nearest_year():
     assert value_in_year(value("€ 0,42"), "2023", [timeless]) and not value_in_year(value("€ 0,42"), "2025", [timeless])
     titled = block("lb-x-03", "Der Satz beträgt € 0,42.", stand="2025-01", title="Kilometergeld 2024")
     assert not value_in_year(value("€ 0,42"), "2025", [titled]) and value_in_year(value("€ 0,42"), "2024", [titled])
+
+
+def test_free_text_stating_a_value_for_another_year_than_its_entry_gives_it_is_severe():
+    km = [block("lb-rk-02", "Seit 1. Jänner 2025 beträgt es € 0,50 pro Kilometer; der bisherige Satz von € 0,42 "
+                            "gilt nur mehr für Fahrten bis Ende 2024.", stand="2025-01", title="Kilometergeld ab 2025")]
+    wrong = validate_answer("Ab 2025 beträgt das Kilometergeld € 0,42 [lb-rk-02] (Stand 2025-01).", km)
+    assert "value_wrong_year" in codes(wrong)
+    right = validate_answer("Ab 2025 beträgt das Kilometergeld € 0,50 [lb-rk-02] (Stand 2025-01).", km)
+    assert "value_wrong_year" not in codes(right)
+    # the Stand note alone names no year of the statement
+    plain = validate_answer("Das Kilometergeld betrug € 0,42 [lb-rk-02] (Stand 2025-01).", km)
+    assert "value_wrong_year" not in codes(plain)
+    from lib.answer.outcome import SEVERE
+    assert "value_wrong_year" in SEVERE
