@@ -177,3 +177,11 @@ def split_sentences(text: str) -> list[str]:
         start = match.end()
     sentences.append(text[start:].strip())
     return [s for s in sentences if s]
+
+
+def sentences_and_pairs(prose: str) -> tuple[list[str], list[str]]:
+    """The sentences of a prose block (lines joined) and each two neighbouring sentences joined, for a
+    statement whose subject stands in the sentence before ("… die Geringfügigkeitsgrenze … Für 2025 beträgt
+    sie € 551,10 …")."""
+    sentences = [s for s in split_sentences(" ".join(prose.split())) if s.strip()]
+    return sentences, [f"{a} {b}" for a, b in zip(sentences, sentences[1:])]

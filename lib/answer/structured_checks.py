@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 
 from ..kb_format import ENTRY_ID
-from ..md_blocks import TABLE, blocks as _md_blocks, split_sentences
+from ..md_blocks import TABLE, blocks as _md_blocks, sentences_and_pairs
 from ..text_de import content_words, fold_plain as _fold, light_stem, word_tokens
 from . import freetext
 from .citations import CITATION_RE, extract_citations
@@ -106,9 +106,9 @@ def _passages(text: str) -> tuple[list[str], list[str]]:
         if kind == TABLE:
             single.extend(row for row in chunk.split("\n") if row.strip())
             continue
-        sentences = [s for s in split_sentences(" ".join(chunk.split())) if s.strip()]
+        sentences, pairs = sentences_and_pairs(chunk)
         single.extend(sentences)
-        paired.extend(f"{a} {b}" for a, b in zip(sentences, sentences[1:]))
+        paired.extend(pairs)
     return single, paired
 
 

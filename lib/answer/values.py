@@ -9,6 +9,7 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import NamedTuple
 
+from .. import md_blocks
 from ..text_de import fold_plain
 
 _SPACES = "\u00a0\u202f"
@@ -129,7 +130,6 @@ def year_passages(text: str) -> list[str]:
     sentences, and each table cell together with its row's first cell and its column header
     ("Pkw ab 2025 € 0,50" out of ``| Pkw | € 0,42 | € 0,50 |`` under ``| Fahrzeug | bis 2024 | ab 2025 |``),
     so that the value of one column is never read with the year of another."""
-    from .. import md_blocks   # (lib.md_blocks imports nothing of the answer package)
     out: list[str] = []
     for kind, chunk in md_blocks.blocks(text or ""):
         if kind == md_blocks.TABLE:
@@ -143,9 +143,8 @@ def year_passages(text: str) -> list[str]:
                     head = header[pos] if pos < len(header) else ""
                     out.append(f"{cells[0]} {head} {value}")
             continue
-        sentences = [s for s in md_blocks.split_sentences(" ".join(chunk.split())) if s.strip()]
-        out.extend(sentences)
-        out.extend(f"{a} {b}" for a, b in zip(sentences, sentences[1:]))
+        sentences, pairs = md_blocks.sentences_and_pairs(chunk)
+        out.extend(sentences + pairs)
     return out
 
 

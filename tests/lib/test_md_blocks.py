@@ -45,3 +45,14 @@ def test_lines_with_headings_skip_fenced_code_and_indented_lines():
     text = "# Titel\n## Zwei\n```\n## kein Titel\n```\n  ## eingerückt\n### Drei ###\nText"
     assert [(level, title) for _line, level, title in md.lines_with_headings(text)] == [
         (1, "Titel"), (2, "Zwei"), (0, ""), (0, ""), (0, ""), (0, ""), (3, "Drei"), (0, "")]
+
+
+def test_sentences_and_their_neighbouring_pairs():
+    from lib.md_blocks import sentences_and_pairs
+    single, pairs = sentences_and_pairs("Die Grenze gilt monatlich.\nFür 2025 beträgt sie € 551,10 im Monat. "
+                                        "Der 14. Bezug zählt nicht.")
+    assert single == ["Die Grenze gilt monatlich.", "Für 2025 beträgt sie € 551,10 im Monat.",
+                      "Der 14. Bezug zählt nicht."]
+    assert pairs == ["Die Grenze gilt monatlich. Für 2025 beträgt sie € 551,10 im Monat.",
+                     "Für 2025 beträgt sie € 551,10 im Monat. Der 14. Bezug zählt nicht."]
+    assert sentences_and_pairs("") == ([], [])
