@@ -127,6 +127,16 @@ class StandInCase(KbCase):
         for key, value in values.items():
             params.set_param(f"pv_kb.{key}", value)
 
+    @classmethod
+    def load_entries(cls, entries, source_name="test"):
+        """Import ``entries`` ({path: text}, see ``batch_files``) for the whole class and embed them."""
+        cls.env["pv.kb.importer"]._run(batch_files(entries), source_name=source_name)
+        cls.env["pv.kb.chunk"]._embed_pending()
+
+    def chat_requests(self):
+        """The chat requests the stand-in received since this test began."""
+        return [r for r in self.standin.requests_log if r["path"] == "/api/chat"]
+
     def setUp(self):
         super().setUp()
         self.standin.reset()

@@ -47,12 +47,8 @@ class TestAgent(StandInCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.env["pv.kb.importer"]._run(batch_files(agent_entries()), source_name="agent")
-        cls.env["pv.kb.chunk"]._embed_pending()
+        cls.load_entries(agent_entries(), "agent")
         cls.agent = cls.env["pv.kb.agent"]
-
-    def chat_requests(self):
-        return [r for r in self.standin.requests_log if r["path"] == "/api/chat"]
 
     def test_default_answer_is_grounded_cited_and_logged(self):
         result = self.agent._ask("Wie hoch ist der Freibetrag für Sonderzahlungen?")

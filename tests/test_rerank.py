@@ -9,7 +9,7 @@ from odoo.tools import mute_logger
 from odoo.addons.pv_kb.lib.answer import stages
 from odoo.addons.pv_kb.models.pv_kb_agent import PvKbAgent
 
-from .common import StandInCase, batch_files
+from .common import StandInCase
 from .test_agent import QUIET, agent_entries
 
 QUESTION = "Wie hoch ist der Freibetrag für Sonderzahlungen?"
@@ -20,18 +20,14 @@ class StepsCase(StandInCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.env["pv.kb.importer"]._run(batch_files(agent_entries()), source_name="steps")
-        cls.env["pv.kb.chunk"]._embed_pending()
+        cls.load_entries(agent_entries(), "steps")
         cls.agent = cls.env["pv.kb.agent"]
 
     def settings(self, **overrides):
         return self.env["pv.kb.settings"]._get(dict({"top_k": 2}, **overrides))
 
-    def chats(self):
-        return [r for r in self.standin.requests_log if r["path"] == "/api/chat"]
-
     def rerank_requests(self):
-        return [r for r in self.chats() if "reihenfolge" in (r.get("format_schema") or {}).get("properties", {})]
+        return [r for r in self.chat_requests() if "reihenfolge" in (r.get("format_schema") or {}).get("properties", {})]
 
 
 @tagged("post_install", "-at_install", "pv_kb", "pv_kb_agent")
@@ -48,8 +44,8 @@ class TestRerank(StepsCase):
     def test_rerank_off_sends_no_rerank_request(self):
         result = self.agent._ask(QUESTION, settings=self.settings())
         self.assertEqual(result.status, "beantwortet")
-        self.assertEqual(len(self.chats()), 1, "only the answer")
-        self.assertFalse(any("<kandidaten>" in r["texts"][-1] for r in self.chats()))
+        self.assertEqual(len(self.chat_requests()), 1, "only the answer")
+        self.assertFalse(any("<kandidaten>" in r["texts"][-1] for r in self.chat_requests()))
         self.assertNotIn("rerank_ms", result.timings)
         self.assertFalse(result.query.model_steps)
 
@@ -65,14 +61,14 @@ class TestRerank(StepsCase):
         self.assertTrue(all(f"[{i}]" in request["texts"][-1] for i in enum))
         self.assertEqual(result.retrieved_ids, ["lb-efz-01", "lb-sz-01"])
         self.assertNotEqual(fused[0], "lb-efz-01", "the reply changed the order")
-        answer_prompt = self.chats()[-1]["texts"][-1]
+        answer_prompt = self.chat_requests()[-1]["texts"][-1]
         self.assertLess(answer_prompt.index("[lb-efz-01]"), answer_prompt.index("[lb-sz-01]"))
         self.assertNotIn("[wiku-atz-02]", answer_prompt, "entries below top_k are not in the context")
         self.assertGreater(result.timings["rerank_ms"], 0)
         self.assertGreater(result.query.time_rerank_ms, 0)
         # two of four named: the other two follow in fused order (below top_k here)
         self.assertEqual(result.query.model_steps, "rerank: partial (missing 2)")
-        self.assertEqual(len(self.chats()), 2, "one rerank request, one answer")
+        self.assertEqual(len(self.chat_requests()), 2, "one rerank request, one answer")
 
     def test_rerank_with_the_standins_rule(self):
         result = self.agent._ask(QUESTION, settings=self.settings(rerank=True, rerank_depth=5))
@@ -127,7 +123,7 @@ class TestQueryRewrite(StepsCase):
         self.assertIn([rewrite], embedded, "the query embedding is of the rewrite")
         self.assertNotIn([question], embedded)
         self.assertEqual(result.retrieved_ids[0], "lb-sz-01")
-        answer_prompt = self.chats()[-1]["texts"][-1]
+        answer_prompt = self.chat_requests()[-1]["texts"][-1]
         self.assertIn(f"<frage>\n{question}\n</frage>", answer_prompt)
         self.assertNotIn("Weihnachtsremuneration Sonderzahlung\n</frage>", answer_prompt)
         self.assertEqual((result.query.question, result.query.rewritten_query), (question, rewrite))
@@ -144,7 +140,7 @@ class TestQueryRewrite(StepsCase):
 
     def test_rewrite_off_sends_no_rewrite_request(self):
         self.agent._ask(QUESTION, settings=self.settings())
-        self.assertFalse([r for r in self.chats() if "suchanfrage" in json.dumps(r.get("format_schema") or {})])
+        self.assertFalse([r for r in self.chat_requests() if "suchanfrage" in json.dumps(r.get("format_schema") or {})])
 
 
 @tagged("post_install", "-at_install", "pv_kb", "pv_kb_http")

@@ -160,8 +160,7 @@ class TestRetrieval(StandInCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.env["pv.kb.importer"]._run(batch_files(compound_entries()), source_name="test")
-        cls.env["pv.kb.chunk"]._embed_pending()
+        cls.load_entries(compound_entries())
 
     def retrieve(self, question, **kw):
         return self.env["pv.kb.retriever"]._retrieve(question, **kw)

@@ -15,7 +15,7 @@ from odoo.tools import mute_logger
 from odoo.addons.pv_kb.lib import bakeoff, goldset_format
 from odoo.addons.pv_kb.lib.answer.types import REFUSAL_TEXT
 
-from .common import StandInCase, batch_files
+from .common import StandInCase
 from .test_agent import QUIET, agent_entries
 
 QUESTION = "Wie hoch ist der Freibetrag für Sonderzahlungen?"
@@ -40,13 +40,9 @@ class TestStructuredAnswers(StandInCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.env["pv.kb.importer"]._run(batch_files(agent_entries()), source_name="agent")
-        cls.env["pv.kb.chunk"]._embed_pending()
+        cls.load_entries(agent_entries(), "agent")
         cls.set_settings(answer_mode="structured")
         cls.agent = cls.env["pv.kb.agent"]
-
-    def chat_requests(self):
-        return [r for r in self.standin.requests_log if r["path"] == "/api/chat"]
 
     def test_default_structured_answer_is_rendered_in_code_with_quotes(self):
         result = self.agent._ask(QUESTION)
@@ -167,8 +163,7 @@ class TestBakeoffRuns(StandInCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.env["pv.kb.importer"]._run(batch_files(agent_entries()), source_name="agent")
-        cls.env["pv.kb.chunk"]._embed_pending()
+        cls.load_entries(agent_entries(), "agent")
 
     def gold(self):
         return goldset_format.load_goldset(
