@@ -73,6 +73,9 @@ class Pv_Kb(Command):
         bake.add_argument("--answer-modes", default="text,structured", help="comma-separated: text, structured")
         bake.add_argument("--held-out", action="store_true",
                           help="only the held-out test part of the gold set (lib/eval_protocol, as pv_kb eval)")
+        bake.add_argument("--part", choices=["test", "tuning", "all"],
+                          help="which part of the gold set (default: all; --held-out is --part test); develop "
+                               "on the tuning part, report the test part")
         bake.add_argument("--limit", type=int, default=0, help="at most this many questions (0: all)")
         bake.add_argument("--offset", type=int, default=0, help="skip this many questions first")
         bake.add_argument("--num-ctx", type=int, help="context window of the models (default: setting)")
@@ -318,8 +321,10 @@ class Pv_Kb(Command):
         for note in goldset.warnings:
             sys.stderr.write(note + "\n")
         gold, name = goldset.questions, args.goldset.rsplit("/", 1)[-1]
-        if args.held_out:
-            gold, name = bakeoff.held_out(gold, goldset.meta), name + " (held-out)"
+        which = "test" if args.held_out else args.part
+        if which:
+            label = {"test": " (held-out)", "tuning": " (Tuning-Teil)", "all": ""}[which]
+            gold, name = bakeoff.part(gold, which, goldset.meta), name + label
         gold = gold[args.offset:]
         if args.limit:
             gold = gold[: args.limit]

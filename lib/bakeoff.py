@@ -134,8 +134,17 @@ def held_out(questions: list, meta: dict | None = None) -> list:
     split, else the default hash split of ``lib/eval_protocol``), the same questions ``pv_kb eval`` reports.
     The result is dealt round-robin over the kinds (first of each kind, then the second, …), so that its
     first N questions (``--limit``) still hold every kind."""
+    return part(questions, "test", meta)
+
+
+def part(questions: list, which: str, meta: dict | None = None) -> list:
+    """One part of a gold set (``test``, ``tuning`` or ``all``), dealt round-robin over the kinds as
+    ``held_out``. Developing a prompt or a check against a real model runs on ``tuning``; the figure that is
+    reported comes from ``test``."""
+    split = split_goldset(questions, meta)
+    chosen = {"test": split.test, "tuning": split.tuning, "all": list(questions)}[which]
     by_kind: dict[str, list] = {}
-    for question in split_goldset(questions, meta).test:
+    for question in chosen:
         by_kind.setdefault(question.kind, []).append(question)
     out = []
     for rank in range(max((len(v) for v in by_kind.values()), default=0)):

@@ -72,3 +72,12 @@ def test_held_out_is_the_protocol_test_part_dealt_round_robin_over_the_kinds():
     assert [q.kind for q in out[:3]] == ["fact", "refuse", "multi"]
     # the gold set's own split is honoured (here: nothing is tuned on)
     assert len(b.held_out(qs, {"split": {"tuning_share": 0}})) == 18
+
+
+def test_the_tuning_part_is_the_complement_of_the_held_out_part():
+    from lib import eval_protocol
+    qs = [SimpleNamespace(id=f"{k}{n}", kind=k) for k in ("fact", "refuse", "multi") for n in range(1, 7)]
+    tuning = b.part(qs, "tuning")
+    assert {q.id for q in tuning} == {q.id for q in eval_protocol.split_goldset(qs).tuning}
+    assert not {q.id for q in tuning} & {q.id for q in b.held_out(qs)}
+    assert len(b.part(qs, "all")) == 18 and [q.kind for q in tuning[:3]] == ["fact", "refuse", "multi"]
