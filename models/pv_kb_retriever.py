@@ -111,36 +111,53 @@ class PvKbRetriever(models.AbstractModel):
 
     @api.model
     def _dense_hits(self, vector, filters=None, limit=CANDIDATES, model=None, cards=False, table=None):
-        # ORDER BY distance on the chunk table alone, so that the HNSW index serves it; entry filters
-        # go into a semi-join that pgvector's iterative scan keeps filling (pgvector >= 0.8). Only
-        # vectors of the current model are comparable with the query's. ``cards``: the entry cards (their
-        # own partial index) instead of the sections. Above 2,000 dimensions the index is on halfvec
-        # (lib.embed_job), and the query orders by the same expression. ``table``: a scratch table of this
-        # session (an evaluation with another embedding model).
+        """Nearest sections (``cards``: entry cards) of ``vector``; see :meth:`_dense_lists`."""
+        sections, card_hits = self._dense_lists(vector, filters, 0 if cards else limit, limit if cards else 0,
+                                                model=model, table=table)
+        return card_hits if cards else sections
+
+    @api.model
+    def _dense_lists(self, vector, filters=None, limit=CANDIDATES, card_limit=0, model=None, table=None):
+        """(sections, cards): the ``limit`` nearest sections and the ``card_limit`` nearest entry cards, in one
+        statement (the two ranked queries joined by UNION ALL: one round trip, one vector literal).
+
+        Each ORDER BY distance runs on the chunk table alone, so that the HNSW index serves it (the cards
+        have their own partial index); entry filters go into a semi-join that pgvector's iterative scan
+        keeps filling (pgvector >= 0.8). Only vectors of the current model are comparable with the query's.
+        Above 2,000 dimensions the index is on halfvec (lib.embed_job), and the query orders by the same
+        expression. ``table``: a scratch table of this session (an evaluation with another embedding model).
+        """
         if table:
-            return self._scratch_hits(vector, filters, limit, table, cards)
-        where = SQL("c.entry_active AND c.embedding IS NOT NULL AND c.section_key %s %s",
-                    SQL("=") if cards else SQL("<>"), entry_card.CARD_KEY)
-        if model:
-            where = SQL("%s AND c.embedding_model = %s", where, model)
-        if filters:
-            entry_where = self._filter_sql(filters)
-            where = SQL("%s AND c.entry_id IN (SELECT e.id FROM pv_kb_entry e WHERE %s)", where, entry_where)
-        self.env.cr.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        self.env.cr.execute(SQL("SET LOCAL hnsw.ef_search = %s", max(limit, EF_SEARCH)))
+            return (self._scratch_hits(vector, filters, limit, table) if limit else [],
+                    self._scratch_hits(vector, filters, card_limit, table, cards=True) if card_limit else [])
         literal = Vector(vector).to_text()
         if embed_job.index_kind(len(vector)) == "halfvec":
             distance = SQL("c.embedding::halfvec(%s) <=> %s::halfvec(%s)", len(vector), literal, len(vector))
         else:
             distance = SQL("c.embedding <=> %s::vector", literal)
-        self.env.cr.execute(SQL("""
-            SELECT c.id, c.kb_id, c.section_key, %s AS distance
-              FROM pv_kb_chunk c
-             WHERE %s
-             ORDER BY %s
-             LIMIT %s""", distance, where, distance, limit))
-        rows = sorted(self.env.cr.fetchall(), key=lambda r: (r[3], r[0]))
-        return fusion.ranked((cid, kb_id, key, 1.0 - dist) for cid, kb_id, key, dist in rows)
+        branches = []
+        for is_card, count in ((False, limit), (True, card_limit)):
+            if not count:
+                continue
+            where = SQL("c.entry_active AND c.embedding IS NOT NULL AND c.section_key %s %s",
+                        SQL("=") if is_card else SQL("<>"), entry_card.CARD_KEY)
+            if model:
+                where = SQL("%s AND c.embedding_model = %s", where, model)
+            if filters:
+                where = SQL("%s AND c.entry_id IN (SELECT e.id FROM pv_kb_entry e WHERE %s)", where,
+                            self._filter_sql(filters))
+            branches.append(SQL("""(SELECT %s AS card, c.id, c.kb_id, c.section_key, %s AS distance
+                                      FROM pv_kb_chunk c WHERE %s ORDER BY %s LIMIT %s)""",
+                                is_card, distance, where, distance, count))
+        if not branches:
+            return [], []
+        # both settings in one round trip (SET takes no bind parameters: the number is formatted as an int)
+        self.env.cr.execute("SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = %d"
+                            % int(max(limit, card_limit, EF_SEARCH)))
+        self.env.cr.execute(SQL(" UNION ALL ").join(branches))
+        rows = sorted(self.env.cr.fetchall(), key=lambda r: (r[4], r[1]))
+        return tuple(fusion.ranked((cid, kb_id, key, 1.0 - dist) for card, cid, kb_id, key, dist in rows
+                                   if card is wanted) for wanted in (False, True))
 
     @api.model
     def _scratch_hits(self, vector, filters, limit, table, cards=False):
@@ -219,13 +236,12 @@ class PvKbRetriever(models.AbstractModel):
                     cand.used = "fts"
                 else:
                     limit = BROAD_RERANK if broad and mode == "hybrid" else CANDIDATES
-                    hits = self._dense_hits(vector, filters, limit=limit, model=settings["embedding_model"],
-                                            table=settings.get("vector_table"))
+                    hits, card_hits = self._dense_lists(
+                        vector, filters, limit=limit, card_limit=CARD_CANDIDATES if mode == "hybrid" and cards else 0,
+                        model=settings["embedding_model"], table=settings.get("vector_table"))
                     cand.lists["dense"] = hits[:CANDIDATES]
                     if mode == "hybrid" and cards:
-                        cand.lists["card"] = self._dense_hits(vector, filters, limit=CARD_CANDIDATES,
-                                                              model=settings["embedding_model"], cards=True,
-                                                              table=settings.get("vector_table"))
+                        cand.lists["card"] = card_hits
                     rerank_pool = [h.chunk_id for h in hits] if broad and mode == "hybrid" else []
                 cand.timings["dense_ms"] = (time.perf_counter() - t0) * 1000
             except ollama_errors.OllamaError as exc:
@@ -262,15 +278,19 @@ class PvKbRetriever(models.AbstractModel):
         cand = self._candidates(query, mode, filters, settings, client, gated)
         timings, lists, plan = cand.timings, cand.lists, cand.plan
         t0 = time.perf_counter()
-        info = self._entry_info({h.entry_id for hits in lists.values() for h in hits})
+        # fusion needs the Stand of every candidate entry; the full facts (legal bases, …) only the few kept,
+        # read in one query with the entries their cross references name (the active ones may be added)
+        light = self._entry_light({h.entry_id for hits in lists.values() for h in hits})
         entries = fusion.rank_entries(lists, dataclasses.replace(RECIPE, k=settings["rrf_k"]),
                                       value_question=plan.is_value_question, top_n=k,
-                                      stand_dates={i: v["stand_date"] for i, v in info.items()})
+                                      stand_dates={i: date for i, (date, _refs) in light.items()})
+        cross = {e.entry_id: light[e.entry_id][1] for e in entries if e.entry_id in light} if expand else {}
+        info = self._entry_info({e.entry_id for e in entries} | {r for refs in cross.values() for r in refs},
+                                active=True)
         if expand and entries:
-            cross = {i: v["cross_refs"] for i, v in info.items()}
-            entries = fusion.expand_cross_refs(entries, cross, known=self._active_ids(
-                {r for refs in cross.values() for r in refs}))
-            info.update(self._entry_info({e.entry_id for e in entries} - set(info)))
+            entries = fusion.expand_cross_refs(entries, cross, known=set(info))
+        kept = {e.entry_id for e in entries}
+        info = {i: v for i, v in info.items() if i in kept}
         chunks = self._chunk_rows([cid for e in entries for cid in e.chunk_ids])
         timings["fuse_ms"] = (time.perf_counter() - t0) * 1000
         timings["retrieve_ms"] = (time.perf_counter() - started) * 1000 - timings.get("embed_ms", 0.0)
@@ -285,21 +305,25 @@ class PvKbRetriever(models.AbstractModel):
                                evidence=evidence, timings=timings)
 
     @api.model
-    def _active_ids(self, kb_ids):
-        if not kb_ids:
-            return set()
-        self.env.cr.execute("SELECT kb_id FROM pv_kb_entry WHERE active AND kb_id = ANY(%s)", [list(kb_ids)])
-        return {r[0] for r in self.env.cr.fetchall()}
-
-    @api.model
-    def _entry_info(self, kb_ids):
+    def _entry_light(self, kb_ids):
+        """{kb_id: (stand_date, cross_refs)} of the given entries: what fusion and expansion read."""
         if not kb_ids:
             return {}
-        self.env.cr.execute("""
+        self.env.cr.execute("SELECT kb_id, stand_date, cross_refs FROM pv_kb_entry WHERE kb_id = ANY(%s)",
+                            [list(kb_ids)])
+        return {kb_id: (date, [r for r in (refs or "").split(",") if r])
+                for kb_id, date, refs in self.env.cr.fetchall()}
+
+    @api.model
+    def _entry_info(self, kb_ids, active=False):
+        """{kb_id: facts} of the given entries (``active``: of the active ones only)."""
+        if not kb_ids:
+            return {}
+        self.env.cr.execute(SQL("""
             SELECT e.kb_id, e.id, e.name, e.stand, e.stand_date, e.topic, e.source, e.cross_refs,
                    (SELECT array_agg(b.name ORDER BY b.name) FROM pv_kb_entry_legal_basis_rel r
                       JOIN pv_kb_legal_basis b ON b.id = r.basis_id WHERE r.entry_id = e.id)
-              FROM pv_kb_entry e WHERE e.kb_id = ANY(%s)""", [list(kb_ids)])
+              FROM pv_kb_entry e WHERE e.kb_id = ANY(%s) AND (e.active OR NOT %s)""", list(kb_ids), active))
         return {
             kb_id: {"id": db_id, "title": name, "stand": stand, "stand_date": stand_date, "topic": topic,
                     "source": source, "cross_refs": [r for r in (refs or "").split(",") if r],
