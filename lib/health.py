@@ -21,6 +21,7 @@ finding instead of adding another one; a key no longer found means the finding i
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
@@ -56,6 +57,9 @@ class EmbeddingInfo:
     cut: list[str] = field(default_factory=list)      # headings of sections cut at the model's context
 
 
+MAX_KEY_CHARS = 240
+
+
 @dataclass
 class Finding:
     kind: str
@@ -67,6 +71,11 @@ class Finding:
     def __post_init__(self):
         assert self.kind in KINDS, self.kind
         assert self.severity in SEVERITIES, self.severity
+        if len(self.key) > MAX_KEY_CHARS:
+            # a conflict among hundreds of entries names them all: the stored key (a unique, indexed column;
+            # PostgreSQL's btree takes at most ~2,700 bytes a row) keeps its head and a digest of the whole
+            digest = hashlib.sha256(self.key.encode()).hexdigest()
+            self.key = f"{self.key[:MAX_KEY_CHARS - len(digest) - 1]}#{digest}"
 
 
 @dataclass

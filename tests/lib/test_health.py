@@ -107,3 +107,14 @@ def test_keys_are_stable_and_findings_sorted_by_severity():
 def test_reconcile():
     delta = health.reconcile(["a", "b", "c"], ["b", "d", "b"])
     assert (delta.opened, delta.updated, delta.resolved) == (["d"], ["b"], ["a", "c"])
+
+
+def test_a_finding_over_many_entries_keeps_a_bounded_unique_key():
+    ids = [f"syn-abc-{n:04d}" for n in range(800)]
+    long_key = f"conflict:{','.join(ids)}:beitragssatz"
+    one = health.Finding("conflict", "high", ids, long_key, "m")
+    other = health.Finding("conflict", "high", ids, long_key.replace("beitragssatz", "grenze"), "m")
+    assert len(one.key) == health.MAX_KEY_CHARS and one.key.startswith("conflict:syn-abc-0000,")
+    assert one.key != other.key     # same head, another digest
+    assert health.Finding("conflict", "high", ids, long_key, "m").key == one.key     # stable across runs
+    assert health.Finding("stale", "low", ["a"], "stale:a", "m").key == "stale:a"
