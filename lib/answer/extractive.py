@@ -3,27 +3,11 @@ from __future__ import annotations
 
 from .. import md_blocks
 from ..kb_format import LINKS_SECTION
-from ..text_de import content_words, light_stem, fold_plain, word_tokens
 from .citations import CITATION_RE, extract_citations
 from .conflicts import add_conflict_note
+from .focus import question_terms, term_hits
 from .prompt import clean_block_text, one_line
 from .types import REFUSAL_TEXT, Conflict, ContextBlock, short
-
-def _question_terms(question: str) -> set[str]:
-    return {light_stem(fold_plain(t)) for t in content_words(word_tokens(question))}
-
-
-def _matches(terms: set[str], text: str) -> int:
-    """How many question terms occur in ``text`` (prefix match either way, min. 5 letters)."""
-    words = {light_stem(fold_plain(t)) for t in word_tokens(text) if len(t) >= 3}
-    hits = 0
-    for term in terms:
-        if term in words or (
-            len(term) >= 5 and any(w.startswith(term) or (len(w) >= 5 and term.startswith(w)) for w in words)
-        ):
-            hits += 1
-    return hits
-
 
 def _quote_units(text: str) -> list[str]:
     """Table rows (as "cell | cell") and prose sentences of a block, in order."""
@@ -58,8 +42,8 @@ def extractive_answer(question: str, blocks: list[ContextBlock], max_blocks: int
     """
     if not blocks:
         return REFUSAL_TEXT
-    terms = _question_terms(question)
-    matches = [_matches(terms, f"{b.title} {b.heading_path} {b.text}") for b in blocks]
+    terms = question_terms(question)
+    matches = [term_hits(terms, f"{b.title} {b.heading_path} {b.text}") for b in blocks]
     # a "Verweise" section only lists other entries: quoted last, when nothing else is left
     ranked = sorted(range(len(blocks)),
                     key=lambda i: (blocks[i].section_key == LINKS_SECTION, -matches[i], -blocks[i].score, i))
@@ -93,7 +77,7 @@ def extractive_answer(question: str, blocks: list[ContextBlock], max_blocks: int
         if not units:
             continue
         seen.add(key)
-        chosen = [u for u in units if terms and _matches(terms, u)] or units[:3]
+        chosen = [u for u in units if terms and term_hits(terms, u)] or units[:3]
         quoted: list[str] = []
         used = 0
         for unit in chosen[:6]:

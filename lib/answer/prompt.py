@@ -13,6 +13,7 @@ from typing import Sequence
 from .. import md_blocks
 from ..fusion import is_kernwerte_section
 from ..kb_format import ENTRY_ID, LINKS_SECTION
+from . import focus
 from .types import REFUSAL_TEXT, Conflict, ContextBlock
 
 # Tags that structure the user message; the same tags inside KB text, titles or
@@ -98,8 +99,12 @@ def _render(blocks: Sequence[ContextBlock], texts: dict[int, str]) -> str:
     return f"<wissensbasis>\n{body}</wissensbasis>"
 
 
-def _select(blocks: list[ContextBlock], max_chars: int) -> tuple[list[ContextBlock], dict[int, str]]:
-    """The distinct blocks and the (possibly cut) texts of those that fit ``max_chars`` (see render_context)."""
+def _select(blocks: list[ContextBlock], max_chars: int,
+            question: str | None = None) -> tuple[list[ContextBlock], dict[int, str]]:
+    """The distinct blocks and the (possibly cut) texts of those that fit ``max_chars`` (see render_context).
+
+    With ``question``, a block that does not fit whole keeps its lines related to the question
+    (``focus.focus_text``) instead of its head, and the blocks after it still get the room that is left."""
     unique: list[ContextBlock] = []
     seen: set[tuple[str, str]] = set()
     for block in blocks:
@@ -119,9 +124,12 @@ def _select(blocks: list[ContextBlock], max_chars: int) -> tuple[list[ContextBlo
         trial[index] = ""
         room = max_chars - len(_render(unique, trial))
         if room >= 200 or (not texts and room > 0):
-            head = _truncate_text(cleaned[index], room)
+            head = (question and focus.focus_text(cleaned[index], question, room)) or _truncate_text(
+                cleaned[index], room)
             if head:
                 texts[index] = head
+                if question:
+                    continue
         break
     return unique, texts
 
@@ -292,9 +300,10 @@ def build_messages(
     ``<konflikte>`` section with one ``KONFLIKT: id1 id2 …`` line per conflict
     (only when there are conflicts with an entry in the context), and the question inside ``<frage>``;
     ``strict_note`` (for a regeneration) follows after a blank line; the context stays within
-    ``max_context_chars`` (see ``freetext.context_budget``).
+    ``max_context_chars`` (see ``freetext.context_budget``): a block that does not fit whole keeps the lines
+    related to the question (``lib/answer/focus.py``), and the blocks after it the room left.
     """
-    unique, texts = _select(blocks, max_context_chars)
+    unique, texts = _select(blocks, max_context_chars, question)
     content = _render(unique, texts) + "\n"
     # a conflict none of whose entries made it into a small window only distracts the model
     shown = {unique[i].entry_id for i in texts}
