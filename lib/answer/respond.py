@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from .. import ollama_errors, ollama_tokens, pii
 from . import (citations, conflicts as conflict_rules, extractive, freetext, gate, outcome, stages, structured,
-               structured_checks, structured_render, validation)
+               structured_checks, structured_render, validation, values)
 from .types import REFUSAL_TEXT
 
 _logger = logging.getLogger(__name__)
@@ -174,7 +174,7 @@ def _answer_text(prepared, client, on_delta, deadline, cancel, timings):
         # whose values stand in exactly one retrieved entry (logged as repaired)
         content = freetext.strip_echo(chat.content)
         content, repairs = freetext.repair_citations(content, blocks)
-        checks = validation.validate_answer(content, blocks, conflicts)
+        checks = validation.validate_answer(content, blocks, conflicts, values.asked_year(question))
         validate_ms += (time.perf_counter() - t0) * 1000
         if checks.ok or regenerations >= 1:
             break
@@ -228,6 +228,7 @@ def _answer_structured(prepared, client, on_delta, deadline, cancel, timings):
     prompt_tokens = answer_tokens = regenerations = 0
     checked, raws, parsed = [], [], None
     shown = set()
+    asked = values.asked_year(question)
 
     def stream_handler():
         if not on_delta:
@@ -238,7 +239,7 @@ def _answer_structured(prepared, client, on_delta, deadline, cancel, timings):
             if piece is None:
                 return
             for statement in stream.feed(piece):
-                item = structured_checks.check_statement(statement, blocks)
+                item = structured_checks.check_statement(statement, blocks, asked)
                 text = structured_render.render_statement(item, blocks, conflicts)
                 if item.ok and text not in shown:
                     shown.add(text)
@@ -269,7 +270,7 @@ def _answer_structured(prepared, client, on_delta, deadline, cancel, timings):
         raws.append(chat.content)
         t0 = time.perf_counter()
         parsed = structured.parse_response(chat.content)
-        new = [structured_checks.check_statement(s, blocks) for s in parsed.statements]
+        new = [structured_checks.check_statement(s, blocks, asked) for s in parsed.statements]
         checked.extend(new)
         validate_ms += (time.perf_counter() - t0) * 1000
         failed = [c for c in new if not c.ok]

@@ -59,6 +59,9 @@ def answer_schema(allowed_ids: list[str] | None = None) -> dict:
         },
         "required": ["quellen", "zitat", "text", "werte"],
     }
+    # a grammar-constrained model writes the properties in this order. The verdict comes first: with the
+    # statements first (evidence before verdict) the 1.5B model took the grammar's shortest path, an empty
+    # list, and refused twice as often (tuning part of the demo gold set: false refusals 0.571 against 0.286)
     return {
         "type": "object",
         "properties": {

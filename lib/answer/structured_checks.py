@@ -6,7 +6,8 @@ the quote found (fuzzy, :func:`match_quote`) in a block of a cited entry, every 
 
 Violation codes of a statement (see :mod:`lib.answer.outcome` for what the user sees):
 ``no_citation``, ``unknown_id``, ``quote_missing``, ``quote_not_found``, ``value_not_in_source``,
-``value_wrong_year`` (the statement names one year, the value stands in its cited entry only for another),
+``value_wrong_year`` (the statement names one year, the value stands in its cited entry only for another; a
+statement naming no year is held to the one year its question names, where the entry binds the value to years),
 ``stand_mismatch``, ``echo``, ``empty`` make the statement fail (:data:`FAILING`); ``missing_stand`` is
 repaired (the Stand shown is the cited entry's own). ``citation_moved`` (repaired): the cited entries do not carry
 the statement, exactly one other retrieved entry does (:func:`check_statement`). Two repairs keep a statement that small models write
@@ -31,7 +32,7 @@ from .citations import CITATION_RE, extract_citations
 from .structured import QUOTE_MAX_WORDS, Statement, shown_text
 from .types import ContextBlock, Violation, short as _short
 from .values import (find_values as _find_values, source_index as _source_index, value_in_source as _value_in_source,
-                     value_in_year, years)
+                     value_in_year, value_of_other_year, years)
 
 QUOTE_MIN_RATIO = 0.8      # difflib ratio of the quote's words against the best window of the block's words
 SUPPORT_MIN_SHARE = 0.6    # a statement without values: share of its content words a supporting sentence holds
@@ -189,14 +190,15 @@ def _carrier(statement: Statement, values, blocks: list[ContextBlock], cited: li
     return found[0] if len(found) == 1 else None
 
 
-def check_statement(statement: Statement, blocks: list[ContextBlock]) -> Checked:
-    """Validate one statement against the retrieved blocks (codes: module docstring).
+def check_statement(statement: Statement, blocks: list[ContextBlock], question_year: str | None = None) -> Checked:
+    """Validate one statement against the retrieved blocks (codes: module docstring); ``question_year``: the
+    one year the question names (``values.asked_year``), for a statement that names none.
 
     A statement whose cited entries do not carry it (its quote or a value not found there) while exactly one
     other retrieved entry does is checked again with that entry as its source (``citation_moved``, repaired):
     small models cite the neighbour of the entry they copied from. An id that was not retrieved is never moved.
     """
-    checked = _check(statement, blocks)
+    checked = _check(statement, blocks, question_year)
     codes = {v.code for v in checked.violations}
     if checked.ok or not codes & MOVABLE or "unknown_id" in codes or not checked.ids:
         return checked
@@ -208,7 +210,7 @@ def check_statement(statement: Statement, blocks: list[ContextBlock]) -> Checked
     # a Stand the model gave belongs to the entry it cited: the moved statement shows its new entry's own
     moved = Statement(text=CITATION_RE.sub(" ", statement.text), ids=[target], quote=statement.quote,
                       values=[(wert, "") for wert, _stand in statement.values], conflict_ids=statement.conflict_ids)
-    again = _check(moved, blocks)
+    again = _check(moved, blocks, question_year)
     if not again.ok:
         return checked
     again.statement = statement
@@ -216,7 +218,7 @@ def check_statement(statement: Statement, blocks: list[ContextBlock]) -> Checked
     return again
 
 
-def _check(statement: Statement, blocks: list[ContextBlock]) -> Checked:
+def _check(statement: Statement, blocks: list[ContextBlock], question_year: str | None = None) -> Checked:
     retrieved = {b.entry_id.lower() for b in blocks}
     text = statement.text
     ids = list(statement.ids)
@@ -262,13 +264,22 @@ def _check(statement: Statement, blocks: list[ContextBlock]) -> Checked:
         # a statement about one year: each value must stand in a cited passage of that year (the row's column,
         # the sentence's nearest year), not only somewhere in the entry ("ab 2025 € 0,42" out of "bis 2024")
         named = years(shown)
+        typed = values + [v for wert, _stand in statement.values for v in _find_values(wert)]
         if len(named) == 1:
             year = next(iter(named))
-            typed = values + [v for wert, _stand in statement.values for v in _find_values(wert)]
             for value in {(v.kind, v.number): v for v in typed}.values():
                 if value.text not in seen and _value_in_source(value, *index) and not value_in_year(value, year, own):
                     seen.add(value.text)
                     violations.append(Violation("value_wrong_year", f"{value.text} ({year}, zitiert: {', '.join(known)})"))
+        elif not named and question_year:
+            # a statement naming no year answers the question's year: "die Höchstbeitragsgrundlage für
+            # Sonderzahlungen ist € 12.120" to "… 2025?" gives the 2024 column. Only a value the cited entry
+            # binds to other years fails; a value of a passage without a year ("30 Werktage") stands
+            for value in {(v.kind, v.number): v for v in typed}.values():
+                if value.text not in seen and value_of_other_year(value, question_year, own):
+                    seen.add(value.text)
+                    violations.append(Violation("value_wrong_year",
+                                                f"{value.text} (gefragt {question_year}, zitiert: {', '.join(known)})"))
         stands = {stand_month(b.stand) for b in own}
         for wert, stand in statement.values:
             typed = _find_values(wert)

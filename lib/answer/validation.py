@@ -9,7 +9,7 @@ from ..text_de import fold_plain
 from .citations import CITATION_RE, extract_citations, is_refusal
 from .conflicts import conflict_marked
 from .types import REFUSAL_TEXT, Conflict, ContextBlock, Validation, Violation, ordered_unique, short
-from .values import find_values, source_index, value_in_source, value_in_year, years
+from .values import find_values, source_index, value_in_source, value_in_year, value_of_other_year, years
 
 _STAND_RE = re.compile(r"\bStand:?\s*\d{4}-\d{2}", re.I)
 _YEAR_MONTH_RE = re.compile(r"\b\d{4}-\d{2}\b")
@@ -36,7 +36,7 @@ def _table_has_stand_column(paragraph: list[str]) -> bool:
 
 
 def validate_answer(
-    answer: str, blocks: list[ContextBlock], conflicts: Sequence[Conflict] = ()
+    answer: str, blocks: list[ContextBlock], conflicts: Sequence[Conflict] = (), question_year: str | None = None
 ) -> Validation:
     """Check an answer against the retrieved blocks and the known conflicts.
 
@@ -44,7 +44,8 @@ def validate_answer(
     without any citation), ``uncited_number`` (a sentence or table row with a
     value and no citation in it or its paragraph; a table may also be covered by
     the paragraph right before or after it), ``value_wrong_year`` (a prose sentence naming one year states a value that its cited entries give
-    only for another year), ``value_not_in_source`` (a value
+    only for another year; a prose sentence naming none is held to ``question_year``, the one year the question
+    names, where its cited entries bind the value to other years), ``value_not_in_source`` (a value
     found in none of the blocks of the ids cited for it), ``conflict_side_missing``
     (some but not all sides of a conflict cited); warnings: ``missing_stand``
     (a value sentence without ``(Stand YYYY-MM)``; a table row or quoted line
@@ -97,6 +98,10 @@ def validate_answer(
                         violations.append(Violation("value_not_in_source", detail))
                     elif len(named) == 1 and not value_in_year(value, next(iter(named)), own):
                         detail = f"{value.text} ({next(iter(named))}, zitiert: {', '.join(known)})"
+                        violations.append(Violation("value_wrong_year", detail))
+                    elif (not named and question_year and not md_blocks.is_table_row(unit)
+                          and value_of_other_year(value, question_year, own)):
+                        detail = f"{value.text} (gefragt {question_year}, zitiert: {', '.join(known)})"
                         violations.append(Violation("value_wrong_year", detail))
             # prose: the sentence itself names the stand; a table row or a quoted
             # line may rely on a "Stand" column or on the stand given around it

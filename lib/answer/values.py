@@ -175,3 +175,28 @@ def value_in_year(value: Value, year: str, blocks) -> bool:
             elif year in (named or fallback):
                 return True
     return False
+
+
+def asked_year(question: str) -> str | None:
+    """The one year a question names ("Wie hoch ist die HBGl 2025?"), else None (none, or several)."""
+    named = years(question)
+    return next(iter(named)) if len(named) == 1 else None
+
+
+def value_of_other_year(value: Value, year: str, blocks) -> bool:
+    """True when the blocks hold ``value`` only in passages bound to years other than ``year``: every passage
+    holding it names years and ``year`` is not the one that goes with the value (:func:`year_passages`,
+    the nearest year where a passage names several). A value in a passage naming no year is timeless
+    ("30 Werktage") and never of another year; a value the blocks do not hold is for the source check."""
+    found = False
+    for block in blocks:
+        for passage in [block.title] + year_passages(block.text):
+            if not value_in_source(value, *source_index(passage)):
+                continue
+            named = years(passage)
+            if not named:
+                return False
+            found = True
+            if (_nearest_year(value, passage) if len(named) > 1 else next(iter(named))) == year:
+                return False
+    return found

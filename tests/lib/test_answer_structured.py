@@ -43,7 +43,8 @@ def test_schema_lists_retrieved_ids_as_enum_and_requires_the_statement_fields():
     item = schema["properties"]["aussagen"]["items"]
     assert item["properties"]["quellen"]["items"]["enum"] == ["lb-sz-01", "lb-rk-02"]
     assert set(item["required"]) == {"quellen", "zitat", "text", "werte"}
-    assert schema["required"] == ["verweigert", "grund", "aussagen"]
+    # the verdict first (a grammar-constrained model writes in this order; see answer_schema)
+    assert list(schema["properties"]) == schema["required"] == ["verweigert", "grund", "aussagen"]
     assert "enum" not in s.answer_schema([])["properties"]["aussagen"]["items"]["properties"]["quellen"]["items"]
 
 
@@ -60,6 +61,10 @@ def test_parse_response_reads_statements_refusals_and_rejects_garbage():
     assert s.parse_response('{"foo": 1}').error
     # "verweigert": false and no statement says nothing: read as a refusal, not as an empty answer
     assert s.parse_response('{"verweigert": false, "grund": "", "aussagen": []}').refused
+    # statements and a refusal in one answer (a server that ignores the schema's order): the verdict wins
+    late = s.parse_response('{"aussagen": [{"quellen": ["lb-sz-01"], "zitat": "q", "text": "t", "werte": []}], '
+                            '"verweigert": true, "grund": "Passt nicht."}')
+    assert late.refused and late.statements == [] and late.reason == "Passt nicht."
 
 
 def test_match_quote_accepts_small_changes_and_rejects_paraphrase():
@@ -259,3 +264,25 @@ def test_a_value_of_another_year_than_the_statement_names_fails_it():
         quellen=["wiku-rk-01"], zitat="Pkw: € 0,42 pro km", text="Das Kilometergeld für Pkw beträgt € 0,42 pro km.",
         werte=[{"wert": "€ 0,42", "stand": "2023-05"}]), km)
     assert plain.ok
+
+
+def test_a_statement_without_a_year_is_held_to_the_year_the_question_asks_for():
+    from lib.answer import structured_checks as sc, values
+    kern = ContextBlock(entry_id="lb-sv-01", title="Höchstbeitragsgrundlage", stand="2025-01", topic="sv", source="s",
+                        heading_path="Kernwerte", section_key="kernwerte",
+                        text="| Wert | 2024 | 2025 |\n|---|---|---|\n| HBGl Sonderzahlungen jährlich | € 12.120 | € 12.900 |\n\n"
+                             "Urlaub: 30 Werktage im Jahr.")
+    old = s.Statement(text="Die Höchstbeitragsgrundlage für Sonderzahlungen ist € 12.120.", ids=["lb-sv-01"],
+                      quote="HBGl Sonderzahlungen jährlich", values=[("€ 12.120", "2025-01")])
+    asked = values.asked_year("Wie hoch ist die Höchstbeitragsgrundlage für Sonderzahlungen 2025?")
+    assert asked == "2025" and values.asked_year("2024 oder 2025?") is None and values.asked_year("Wie hoch?") is None
+    codes = [v.code for v in sc.check_statement(old, [kern], asked).violations]
+    assert "value_wrong_year" in codes
+    assert not sc.check_statement(old, [kern], None).violations      # without the question's year: as before
+    right = s.Statement(text="Die Höchstbeitragsgrundlage für Sonderzahlungen ist € 12.900.", ids=["lb-sv-01"],
+                        quote="HBGl Sonderzahlungen jährlich", values=[("€ 12.900", "2025-01")])
+    assert sc.check_statement(right, [kern], asked).ok
+    # a value in a passage without a year is timeless: it stands for any year asked
+    days = s.Statement(text="Der Urlaub beträgt 30 Werktage.", ids=["lb-sv-01"], quote="Urlaub: 30 Werktage im Jahr",
+                       values=[("30 Werktage", "2025-01")])
+    assert sc.check_statement(days, [kern], "2023").ok

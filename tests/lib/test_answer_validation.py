@@ -1,6 +1,6 @@
 """Tests for lib/answer/validation.py: checks on a model answer and the regeneration note."""
 
-from lib.answer.types import REFUSAL_TEXT
+from lib.answer.types import REFUSAL_TEXT, ContextBlock
 from lib.answer.validation import strict_instruction, validate_answer
 from answer_data import ATZ_CONFLICT, block, codes
 
@@ -128,3 +128,15 @@ def test_free_text_stating_a_value_for_another_year_than_its_entry_gives_it_is_s
     assert "value_wrong_year" not in codes(plain)
     from lib.answer.outcome import SEVERE
     assert "value_wrong_year" in SEVERE
+
+
+def test_a_sentence_without_a_year_is_held_to_the_year_of_the_question():
+    kern = ContextBlock(entry_id="lb-rk-02", title="Kilometergeld", stand="2025-01", topic="rk", source="s",
+                        heading_path="Kernwerte", section_key="kernwerte",
+                        text="| Fahrzeug | bis 2024 | ab 2025 |\n|---|---|---|\n| Pkw | € 0,42 | € 0,50 |")
+    answer = "Das Kilometergeld für den Pkw beträgt € 0,42 [lb-rk-02] (Stand 2025-01)."
+    codes = [v.code for v in validate_answer(answer, [kern], question_year="2025").violations]
+    assert "value_wrong_year" in codes
+    assert "value_wrong_year" not in [v.code for v in validate_answer(answer, [kern]).violations]
+    right = "Das Kilometergeld für den Pkw beträgt € 0,50 [lb-rk-02] (Stand 2025-01)."
+    assert "value_wrong_year" not in [v.code for v in validate_answer(right, [kern], question_year="2025").violations]
