@@ -19,9 +19,12 @@ _UNITS = (
     r"minute|quartal|gehalt|gehält|bezug|bezüg|kilometer|km"
 )
 _GAP = rf"[ {_SPACES}]?"
+# "€ 1 Mio.", "1,5 Millionen Euro": the amount in full (€ 1.000.000), so that it equals the table's figure
+_SCALE = r"(?:Mio\.|Millionen\b|Million\b|Mrd\.|Milliarden\b|Milliarde\b)"
+_SCALES = {"mio": Decimal(10) ** 6, "mil": Decimal(10) ** 6, "mrd": Decimal(10) ** 9}
 VALUE_RE = re.compile(
-    rf"(?:€|\bEUR\b){_GAP}(?P<n1>{_NUM})(?:,-{{1,2}})?"
-    rf"|(?P<n2>{_NUM})(?:,-{{1,2}})?{_GAP}"
+    rf"(?:€|\bEUR\b){_GAP}(?P<n1>{_NUM})(?:{_GAP}(?P<s1>{_SCALE}))?(?:,-{{1,2}})?"
+    rf"|(?P<n2>{_NUM})(?:{_GAP}(?P<s2>{_SCALE})(?={_GAP}(?:€|EUR\b|Euro\b)))?(?:,-{{1,2}})?{_GAP}"
     rf"(?:(?P<pct>%|‰|Prozent\b)|(?P<eur>€|EUR\b|Euro\b)|(?P<unit>{_UNITS})\w*)"
     rf"|(?<![\w/.,])(?P<frac>\d{{1,2}}/\d{{1,2}})(?![\d/])",
     re.I,
@@ -58,6 +61,10 @@ def find_values(text: str) -> list[Value]:
         number = to_decimal(match.group("n1") or match.group("n2"))
         if number is None:
             continue
+        scale = match.group("s1") or match.group("s2")
+        if scale:
+            word = scale.lower()
+            number *= _SCALES["mrd" if word.startswith(("mrd", "milliard")) else "mio"]
         if match.group("n1") or match.group("eur"):
             kind = "eur"
         elif match.group("pct"):
@@ -148,14 +155,35 @@ def year_passages(text: str) -> list[str]:
     return out
 
 
-def _nearest_year(value: Value, passage: str) -> str | None:
-    """The year standing closest to ``value`` in ``passage`` ("€ 0,50 seit 2025; bisher € 0,42 bis 2024")."""
+def _nearest_mark(value: Value, passage: str) -> tuple[int, str] | None:
+    """(position, year) of the year standing closest to ``value`` in ``passage``."""
     spots = [m.start() for m in VALUE_RE.finditer(passage)
              if any((v.kind, v.number) == (value.kind, value.number) for v in find_values(m.group(0)))]
     marks = [(m.start(), m.group(0)) for m in YEAR_RE.finditer(passage)]
     if not spots or not marks:
         return None
-    return min(((abs(y - v), text) for v in spots for y, text in marks))[1]
+    return min(((abs(y - v), (y, text)) for v in spots for y, text in marks))[1]
+
+
+def _nearest_year(value: Value, passage: str) -> str | None:
+    """The year standing closest to ``value`` in ``passage`` ("€ 0,50 seit 2025; bisher € 0,42 bis 2024")."""
+    mark = _nearest_mark(value, passage)
+    return mark[1] if mark else None
+
+
+_FROM_RE = re.compile(r"(?:seit|ab|nach)\s+(?:dem\s+|(?:1\.\s*)?(?:jänner|januar)\s+)?$", re.I)
+_UNTIL_RE = re.compile(r"(?:bis|vor)\s+(?:(?:zum|ende)\s+)?$", re.I)
+
+
+def _year_covers(passage: str, position: int, mark: str, year: str) -> bool:
+    """Whether the year ``mark`` at ``position`` covers ``year``: "seit 2023"/"ab 2023" every later year too,
+    "bis 2029" every earlier one, a bare year only itself."""
+    before = passage[max(0, position - 20):position]
+    if _FROM_RE.search(before):
+        return year >= mark
+    if _UNTIL_RE.search(before):
+        return year <= mark
+    return year == mark
 
 
 def value_in_year(value: Value, year: str, blocks) -> bool:
@@ -185,18 +213,21 @@ def asked_year(question: str) -> str | None:
 
 def value_of_other_year(value: Value, year: str, blocks) -> bool:
     """True when the blocks hold ``value`` only in passages bound to years other than ``year``: every passage
-    holding it names years and ``year`` is not the one that goes with the value (:func:`year_passages`,
-    the nearest year where a passage names several). A value in a passage naming no year is timeless
-    ("30 Werktage") and never of another year; a value the blocks do not hold is for the source check."""
+    holding it names years and the year nearest the value (:func:`year_passages`) does not cover ``year``
+    ("seit 2023" covers 2025, "bis 2029" too, a bare "2024" only itself). A value in a passage naming no
+    year is timeless ("30 Werktage") and never of another year; a value the blocks do not hold is for the
+    source check."""
     found = False
     for block in blocks:
         for passage in [block.title] + year_passages(block.text):
             if not value_in_source(value, *source_index(passage)):
                 continue
-            named = years(passage)
-            if not named:
+            if not years(passage):
                 return False
             found = True
-            if (_nearest_year(value, passage) if len(named) > 1 else next(iter(named))) == year:
+            mark = _nearest_mark(value, passage)
+            if mark is None:     # the value stands in the title only: its year is the title's
+                mark = next((m.start(), m.group(0)) for m in YEAR_RE.finditer(passage))
+            if _year_covers(passage, *mark, year):
                 return False
     return found

@@ -286,3 +286,20 @@ def test_a_statement_without_a_year_is_held_to_the_year_the_question_asks_for():
     days = s.Statement(text="Der Urlaub beträgt 30 Werktage.", ids=["lb-sv-01"], quote="Urlaub: 30 Werktage im Jahr",
                        values=[("30 Werktage", "2025-01")])
     assert sc.check_statement(days, [kern], "2023").ok
+
+
+def test_a_value_since_an_earlier_year_and_a_value_in_millions_stand_for_the_year_asked():
+    from lib.answer import structured_checks as sc, values
+    tarif = ContextBlock(entry_id="lb-lst-01", title="Lohnsteuertarif 2025", stand="2025-01", topic="lst", source="s",
+                         heading_path="Zusammenfassung", section_key="zusammenfassung",
+                         text="Seit 2023 werden die Tarifgrenzen angepasst; die Grenze der obersten Stufe von 55 % "
+                              "(€ 1 Mio.) ist davon ausgenommen.\n\n| Einkommen 2025 | Satz |\n|---|---|\n"
+                              "| über € 1.000.000 | 55 % |\n\nBis 2022 galt ein Freibetrag von € 400.")
+    assert values.find_values("€ 1 Mio.")[0].number == values.find_values("€ 1.000.000")[0].number
+    top = s.Statement(text="Der Satz von 55 % gilt ab € 1 Mio. Einkommen.", ids=["lb-lst-01"],
+                      quote="die Grenze der obersten Stufe von 55 %", values=[("€ 1 Mio.", "2025-01")])
+    assert sc.check_statement(top, [tarif], "2025").ok
+    old = s.Statement(text="Es gibt einen Freibetrag von € 400.", ids=["lb-lst-01"], quote="galt ein Freibetrag",
+                      values=[("€ 400", "2025-01")])
+    assert "value_wrong_year" in [v.code for v in sc.check_statement(old, [tarif], "2025").violations]
+    assert sc.check_statement(old, [tarif], "2021").ok
