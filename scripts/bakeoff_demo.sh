@@ -2,7 +2,8 @@
 # Model bake-off on the demo knowledge base with real CPU models (a benchmark, not part of the tests).
 #
 #   scripts/bakeoff_demo.sh --url http://127.0.0.1:11500 --chat-models qwen2.5-coder:1.5b[,…]
-#                           [--answer-modes text,structured] [--db pv_kb_bakeoff] [--limit N] [--num-ctx 2048]
+#                           [--answer-modes text,structured] [--db pv_kb_bakeoff] [--offset N] [--limit N]
+#                           [--num-ctx 2048]
 #   scripts/bakeoff_demo.sh --prepare       only create/update the database and embed the demo KB
 #   --ref NAME: runs of several invocations with the same name are compared together (Empfehlung)
 #   --part tuning: the tuning part of the gold set instead of the held-out test part (for developing prompts
@@ -14,7 +15,7 @@
 # questions of the demo gold set (its test part, lib/eval_protocol: 30 of 57) and stores one run per model × mode
 # (Wissensbasis › Konfiguration › Bake-off-Läufe).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-db=pv_kb_bakeoff url="" models="" modes=text,structured limit=0 num_ctx=2048 prepare=0 ref=() part=test
+db=pv_kb_bakeoff url="" models="" modes=text,structured limit=0 offset=0 num_ctx=2048 prepare=0 ref=() part=test
 while (($#)); do
     case $1 in
         --db) db=$2; shift ;;
@@ -22,6 +23,7 @@ while (($#)); do
         --chat-models) models=$2; shift ;;
         --answer-modes) modes=$2; shift ;;
         --limit) limit=$2; shift ;;
+        --offset) offset=$2; shift ;;
         --num-ctx) num_ctx=$2; shift ;;
         --prepare) prepare=1 ;;
         --ref) ref=(--ref "$2"); shift ;;
@@ -52,7 +54,7 @@ pv_kb_cmd embed -d "$db" --log-level=warn --ollama-url "$STANDIN_URL"
 kill $STANDIN_PID 2>/dev/null || true
 ((prepare)) && exit 0
 say "Bake-off: $models × $modes gegen $url (num_ctx $num_ctx)"
-pv_kb_cmd bakeoff --goldset "$REPO/data/demo_kb/goldset.yaml" --part "$part" --limit "$limit" -d "$db" \
+pv_kb_cmd bakeoff --goldset "$REPO/data/demo_kb/goldset.yaml" --part "$part" --limit "$limit" --offset "$offset" -d "$db" \
     --log-level=warn --ollama-url "$url" --embedding-model multilingual-e5-small --query-prefix "query: " \
     --passage-prefix "passage: " --chat-models "$models" --answer-modes "$modes" --num-ctx "$num_ctx" \
     --answer-time-limit 300 --read-timeout 300 "${ref[@]}"
