@@ -99,3 +99,19 @@ def test_add_conflict_note_leaves_complete_or_unrelated_answers_alone():
     assert add_conflict_note(complete, [ATZ_CONFLICT], extract_citations(complete)) == complete
     unrelated = "Der Urlaub umfasst 30 Werktage [lb-url-01]."
     assert add_conflict_note(unrelated, [ATZ_CONFLICT], ["lb-url-01"]) == unrelated
+
+
+def test_a_key_token_shared_by_thousands_of_rows_stays_bounded_and_small_buckets_still_conflict():
+    import time
+    from lib.answer import conflicts as c
+    many = [EntryFacts(f"syn-x-{n:04d}", f"T{n}", f"20{10 + n % 15}-01", "sv", [],
+                       f"| Wert | Betrag |\n|---|---|\n| Beitragssatz Variante {n} | {n % 97 + 1},5 % |")
+            for n in range(3000)]
+    pair = [EntryFacts("lb-a-01", "A", "2025-01", "lst", [], "| Wert | Betrag |\n|---|---|\n| Freibetrag | € 620 |"),
+            EntryFacts("lb-b-01", "B", "2024-01", "lst", [], "| Wert | Betrag |\n|---|---|\n| Freibetrag | € 600 |")]
+    started = time.monotonic()
+    found = c.detect_conflicts(many + pair)
+    assert time.monotonic() - started < 20
+    assert any(set(x.entry_ids) == {"lb-a-01", "lb-b-01"} for x in found)
+    # the 3,000 rows sharing "beitragssatz" are not compared pairwise (no conflict of thousands of sides)
+    assert all(len(x.entry_ids) <= c.MAX_BUCKET_ROWS for x in found)
