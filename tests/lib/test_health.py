@@ -118,3 +118,14 @@ def test_a_finding_over_many_entries_keeps_a_bounded_unique_key():
     assert one.key != other.key     # same head, another digest
     assert health.Finding("conflict", "high", ids, long_key, "m").key == one.key     # stable across runs
     assert health.Finding("stale", "low", ["a"], "stale:a", "m").key == "stale:a"
+
+
+def test_near_duplicates_beside_a_conflict_of_thousands_of_sides_stay_cheap():
+    from lib.answer.types import Conflict
+    ids = [f"syn-x-{n:05d}" for n in range(20000)]
+    entries = [E(i) for i in ids] + [E("lb-a-01"), E("lb-a-02")]
+    huge = Conflict("beitragssatz", ids, {i: "1 %" for i in ids}, {i: "2025-01" for i in ids})
+    pairs = [(ids[0], ids[1], 0.99), ("lb-a-01", "lb-a-02", 0.99)]
+    found = health.near_duplicate_findings(entries, pairs, health.Options(near_duplicate_threshold=0.95), [huge])
+    # the two sides of the conflict are no duplicate; the unrelated pair is
+    assert kinds(found) == [("near_duplicate", ("lb-a-01", "lb-a-02"))]
