@@ -23,6 +23,11 @@ from ..lib.ranking import (BROAD_RERANK, BROAD_ROWS, CANDIDATES, CARD_CANDIDATES
 _logger = logging.getLogger(__name__)
 
 MODES = ("hybrid", "dense", "fts")
+
+
+def _refs(raw):
+    """The cross references of an entry as stored (comma-separated ids) as a list."""
+    return [r for r in (raw or "").split(",") if r]
 QUERY_EMBED_TIMEOUT = 15.0
 
 
@@ -311,8 +316,7 @@ class PvKbRetriever(models.AbstractModel):
             return {}
         self.env.cr.execute("SELECT kb_id, stand_date, cross_refs FROM pv_kb_entry WHERE kb_id = ANY(%s)",
                             [list(kb_ids)])
-        return {kb_id: (date, [r for r in (refs or "").split(",") if r])
-                for kb_id, date, refs in self.env.cr.fetchall()}
+        return {kb_id: (date, _refs(refs)) for kb_id, date, refs in self.env.cr.fetchall()}
 
     @api.model
     def _entry_info(self, kb_ids, active=False):
@@ -326,7 +330,7 @@ class PvKbRetriever(models.AbstractModel):
               FROM pv_kb_entry e WHERE e.kb_id = ANY(%s) AND (e.active OR NOT %s)""", list(kb_ids), active))
         return {
             kb_id: {"id": db_id, "title": name, "stand": stand, "stand_date": stand_date, "topic": topic,
-                    "source": source, "cross_refs": [r for r in (refs or "").split(",") if r],
+                    "source": source, "cross_refs": _refs(refs),
                     "legal_bases": bases or []}
             for kb_id, db_id, name, stand, stand_date, topic, source, refs, bases in self.env.cr.fetchall()
         }
