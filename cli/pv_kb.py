@@ -10,7 +10,7 @@ addon's code is imported only once a registry exists.
                                         [--rerank [--rerank-depth N]] [--rewrite]
                                         [Ollama overrides] [server options]
     odoo-bin --addons-path=… pv_kb ask "Frage …" [Ollama overrides] [server options]
-    odoo-bin --addons-path=… pv_kb bakeoff --goldset FILE --chat-models A,B [--answer-modes text,structured]
+    odoo-bin --addons-path=… pv_kb bakeoff --goldset FILE --chat-models A,B [--answer-modes text,structured,selection]
                                            [--held-out] [--limit N] [--num-ctx N] [--answer-time-limit S]
                                            [Ollama overrides] [server options]
     odoo-bin --addons-path=… pv_kb embed [Ollama overrides] [server options]
@@ -70,7 +70,7 @@ class Pv_Kb(Command):
         bake = sub.add_parser("bakeoff", help="answer a gold set per chat model and answer mode, store the runs")
         bake.add_argument("--goldset", required=True, help="gold set YAML (eval-format.md)")
         bake.add_argument("--chat-models", required=True, help="comma-separated chat models")
-        bake.add_argument("--answer-modes", default="text,structured", help="comma-separated: text, structured")
+        bake.add_argument("--answer-modes", default="text,structured", help="comma-separated: text, structured, selection")
         bake.add_argument("--held-out", action="store_true",
                           help="only the held-out test part of the gold set (lib/eval_protocol, as pv_kb eval)")
         bake.add_argument("--part", choices=["test", "tuning", "all"],
@@ -312,6 +312,7 @@ class Pv_Kb(Command):
         from odoo.exceptions import UserError
 
         from odoo.addons.pv_kb.lib import bakeoff, goldset_format
+        from odoo.addons.pv_kb.lib.answer import structured
 
         try:
             goldset = goldset_format.read_goldset(args.goldset)
@@ -332,8 +333,9 @@ class Pv_Kb(Command):
             name += f" [{args.offset + 1}–{args.offset + len(gold)}]"
         models_ = [m.strip() for m in args.chat_models.split(",") if m.strip()]
         modes = [m.strip() for m in args.answer_modes.split(",") if m.strip()]
-        if not models_ or any(m not in ("text", "structured") for m in modes):
-            sys.stderr.write("Bitte --chat-models angeben und als --answer-modes nur text, structured.\n")
+        if not models_ or any(m not in structured.MODES for m in modes):
+            sys.stderr.write("Bitte --chat-models angeben und als --answer-modes nur "
+                             + ", ".join(structured.MODES) + ".\n")
             return 2
         registry = self._env(dbname)
         ref = args.ref or time.strftime("%Y-%m-%d %H:%M:%S") + " · " + name

@@ -138,6 +138,12 @@ _VALUE_SUFFIXES = ("grenze", "grenzen", "frist", "fristen", "satz", "saetze", "b
                    "quote", "wert", "werte", "hoehe", "dauer")
 
 
+def is_value_question(question: str) -> bool:
+    """Does the question ask for an amount, rate, limit, duration or deadline? (as :func:`build_query`)"""
+    folded = fold(question or "")
+    return _is_value_question(folded, WORD_RE.findall(folded))
+
+
 def _is_value_question(raw: str, words: list[str]) -> bool:
     """Does the question ask for an amount, rate, limit, duration or deadline?"""
     if "%" in raw or "€" in raw:

@@ -10,7 +10,7 @@ import time
 from odoo import api, models
 
 from ..lib import followup, pii
-from ..lib.answer import conflicts as conflict_rules, freetext, gate, prompt, stages, structured
+from ..lib.answer import conflicts as conflict_rules, freetext, gate, prompt, selection, stages, structured
 from ..lib.answer.respond import PreparedQuestion, respond
 from ..lib.answer.types import ContextBlock, EntryFacts
 from .pv_kb_settings import make_client
@@ -172,10 +172,12 @@ class PvKbAgent(models.AbstractModel):
                 prepared.entry_facts = self._entry_facts(retrieval, summaries)
                 # the answer mode of the chat model, and a context sized to its window
                 mode = structured.mode_for(settings["chat_model"], settings["answer_modes"], settings["answer_mode"])
-                system = structured.system_prompt() if mode == "structured" else prompt.system_prompt()
+                system = {"structured": structured.system_prompt, "selection": selection.system_prompt}.get(
+                    mode, prompt.system_prompt)()
+                # the structured mode's JSON is long, a selection's a few numbers (their "[S12] " costs room too)
                 max_blocks, max_chars = freetext.context_budget(
                     settings["num_ctx"], len(system) + len(question) + 200,
-                    reserve_tokens=900 if mode == "structured" else 700)
+                    reserve_tokens={"structured": 900, "selection": 800}.get(mode, 700))
                 prepared.answer_mode = mode
                 prepared.plan = {"system": system, "max_blocks": max_blocks, "max_chars": max_chars}
                 if reranking:

@@ -29,7 +29,8 @@ class PvKbEvalRun(models.Model):
                               help="Runs started together: the recommendation compares them.")
     chat_model = fields.Char(readonly=True)
     embedding_model = fields.Char(readonly=True)
-    answer_mode = fields.Selection([("text", "Free text"), ("structured", "Structured")], readonly=True)
+    answer_mode = fields.Selection([("text", "Free text"), ("structured", "Structured"),
+                                    ("selection", "Selection")], readonly=True)
     goldset_name = fields.Char("Gold set", readonly=True)
     kb_version = fields.Char("Knowledge base version", readonly=True)
     settings_json = fields.Text("Models and settings (JSON)", readonly=True)

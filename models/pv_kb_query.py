@@ -86,7 +86,8 @@ class PvKbQuery(models.Model):
     pii_count = fields.Integer("Personal data replaced", readonly=True,
                                help="How many personal details of the question were replaced by placeholders "
                                     "before processing (the values themselves are never stored).")
-    answer_mode = fields.Selection([("text", "Free text"), ("structured", "Structured")], readonly=True)
+    answer_mode = fields.Selection([("text", "Free text"), ("structured", "Structured"),
+                                    ("selection", "Selection")], readonly=True)
     rejected_answer = fields.Text(
         "Rejected model text", readonly=True,
         help="What the model wrote but the checks did not let through (not shown to the user); for the curator.")

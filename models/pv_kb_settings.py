@@ -259,11 +259,14 @@ class ResConfigSettings(models.TransientModel):
              "asking the model. Depends on the embedding model: calibrate it with the eval command "
              "(lowest similarity of an answerable gold question, minus a margin); 0 switches this part off.")
     pv_kb_answer_mode = fields.Selection(
-        [("text", "Free text"), ("structured", "Structured (JSON, checked per statement)")],
+        [("text", "Free text"), ("structured", "Structured (JSON, checked per statement)"),
+         ("selection", "Selection (the model picks passages, quoted word for word)")],
         string="Answer mode", config_parameter="pv_kb.answer_mode", default=DEFAULTS["answer_mode"][0],
         help="Free text: the model writes Markdown, checked afterwards. Structured: the model answers in JSON "
              "statements with sources and verbatim quotes; each is checked and the answer is written by the "
-             "server, so an uncited sentence cannot occur.")
+             "server, so an uncited sentence cannot occur. Selection: every sentence and table row of the context "
+             "is numbered, the model only names the numbers that answer the question and the server quotes "
+             "them word for word with source and Stand (for small models).")
     pv_kb_answer_modes = fields.Char(
         "Answer mode per chat model", config_parameter="pv_kb.answer_modes",
         help="Exceptions to the answer mode, e.g. 'qwen2.5-coder:1.5b=structured; qwen3=text' (a name without "

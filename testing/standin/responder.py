@@ -173,6 +173,55 @@ def default_structured_answer(messages: list[dict]) -> str:
                       ensure_ascii=False)
 
 
+_NUMBERED = re.compile(r"^\[(S\d+)\]\s+(.*)$")
+
+
+def is_selection_request(fmt=None) -> bool:
+    """An answer prompt of the selection mode (lib/answer/selection.py): its schema asks for ``saetze``."""
+    return "saetze" in _schema_keys(fmt)
+
+
+def selection_answer(messages: list[dict], fmt=None) -> str:
+    """The selection mode's counterpart of :func:`default_answer`: the numbers of the (at most two)
+    numbered lines sharing the most content words with the question (ties in text order), plus, for each
+    ``KONFLIKT:`` line naming the entry of a chosen line, the best line of every other listed entry; no line sharing a word → the refusal
+    ``{"verweigert": true, "saetze": []}``. Only numbers of the schema's enum are named."""
+    user = _last_user(messages)
+    question = content_words(_between(user, "frage") or "")
+    allowed = None
+    if isinstance(fmt, dict):
+        items = ((fmt.get("properties") or {}).get("saetze") or {}).get("items") or {}
+        allowed = set(items.get("enum") or []) or None
+    lines: list[tuple[str, str, str]] = []     # (number, entry id, text)
+    entry = ""
+    for line in (_between(user, "wissensbasis") or "").splitlines():
+        header = _HEADER.match(line.strip())
+        if header:
+            entry = header.group("id")
+            continue
+        numbered = _NUMBERED.match(line.strip())
+        if numbered and entry and (allowed is None or numbered.group(1) in allowed):
+            lines.append((numbered.group(1), entry, numbered.group(2)))
+    scored = [(len(content_words(text) & question), pos) for pos, (_n, _e, text) in enumerate(lines)]
+    best = sorted((x for x in scored if x[0] > 0), key=lambda x: (-x[0], x[1]))[:2]
+    if not best:
+        return json.dumps({"verweigert": True, "saetze": []})
+    chosen = [lines[pos][0] for _s, pos in best]
+    for line in (_between(user, "konflikte") or "").splitlines():
+        if not line.strip().startswith("KONFLIKT:"):
+            continue
+        sides = _ID_TOKEN.findall(line.split("KONFLIKT:", 1)[1])
+        if not {lines[pos][1] for _s, pos in best} & set(sides):
+            continue     # a conflict none of the chosen lines is part of
+        for ident in sides:
+            side = [(score, pos) for score, pos in scored if lines[pos][1] == ident]
+            if side:
+                pick = lines[max(side, key=lambda x: (x[0], -x[1]))[1]][0]
+                if pick not in chosen:
+                    chosen.append(pick)
+    return json.dumps({"verweigert": False, "saetze": chosen[:4]})
+
+
 def split_tokens(text: str, size: int = 4) -> list[str]:
     """Stream pieces of about ``size`` characters."""
     return [text[i:i + size] for i in range(0, len(text), size)] or [""]

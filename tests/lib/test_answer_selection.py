@@ -1,0 +1,130 @@
+"""Tests for the selection mode (lib/answer/selection.py): numbering the context, the schema, reading the
+model's numbers, writing the answer from the passages."""
+import json
+
+from lib.answer import prompt, selection as sel
+from lib.answer.types import Conflict, ContextBlock
+
+SV_TABLE = ("Für Sonderzahlungen gilt eine eigene jährliche Höchstbeitragsgrundlage. Sie wird über das "
+            "Kalenderjahr gezählt ([lb-sv-01]).\n\n"
+            "| Wert | 2024 | 2025 |\n|---|---|---|\n"
+            "| Höchstbeitragsgrundlage Sonderzahlungen (jährlich) | € 12.120 | € 12.900 |\n"
+            "| Zuordnung | Kalenderjahr | Kalenderjahr |\n\n"
+            "- Beiträge ohne AK-Umlage und WBF\n"
+            "| Frist | Dauer |\n|---|---|\n| Wiedereingliederung | 1 bis 6 Monate |")
+
+
+def block(entry_id, text, stand="2025-01", title="Sonderzahlungen in der SV"):
+    return ContextBlock(entry_id=entry_id, title=title, stand=stand, topic="sv", source="Lexis",
+                        heading_path=f"{title} > Kernwerte", text=text, section_key="kernwerte", score=1.0)
+
+
+def numbered(blocks, question="Wie hoch ist die HBGl für SZ 2025?"):
+    messages = prompt.build_messages(question, blocks, [])
+    return sel.number_context(messages[-1]["content"])
+
+
+def test_every_sentence_row_and_list_item_gets_a_number_headers_do_not():
+    content, units = numbered([block("lb-sz-04", SV_TABLE)])
+    assert [u.key for u in units] == [f"S{n}" for n in range(1, len(units) + 1)]
+    texts = [u.text for u in units]
+    assert texts == [
+        "Für Sonderzahlungen gilt eine eigene jährliche Höchstbeitragsgrundlage.",
+        "Sie wird über das Kalenderjahr gezählt (siehe lb-sv-01).",
+        "Höchstbeitragsgrundlage Sonderzahlungen (jährlich): 2024 € 12.120, 2025 € 12.900",
+        "Zuordnung: 2024 Kalenderjahr, 2025 Kalenderjahr",
+        "Beiträge ohne AK-Umlage und WBF",
+        "Wiedereingliederung: 1 bis 6 Monate",
+    ]
+    assert all(u.entry_id == "lb-sz-04" and u.stand == "2025-01" for u in units)
+    # the model sees the numbers on the lines as they stand in the context; headers and separators unnumbered
+    assert "[S3] | Höchstbeitragsgrundlage Sonderzahlungen (jährlich) | € 12.120 | € 12.900 |" in content
+    assert "\n| Wert | 2024 | 2025 |\n|---|---|---|\n" in content
+    assert "### [lb-sz-04]" in content and "<frage>" in content and content.count("[S") == len(units)
+
+
+def test_units_follow_their_entry_and_its_stand():
+    _content, units = numbered([block("lb-rk-02", "Das Kilometergeld beträgt € 0,50.", stand="2025-01-15"),
+                                block("wiku-rk-01", "Es beträgt € 0,42 je Kilometer.", stand="2024-01",
+                                      title="Kilometergeld alt")])
+    assert [(u.entry_id, u.stand) for u in units] == [("lb-rk-02", "2025-01"), ("wiku-rk-01", "2024-01")]
+
+
+def test_text_outside_the_knowledge_section_is_untouched():
+    assert sel.number_context("<frage>\nHallo\n</frage>") == ("<frage>\nHallo\n</frage>", [])
+
+
+def test_schema_offers_only_the_numbers_of_the_context_verdict_first():
+    schema = sel.selection_schema(["S1", "S2"])
+    assert list(schema["properties"]) == schema["required"] == ["verweigert", "saetze"]
+    assert schema["properties"]["saetze"]["items"]["enum"] == ["S1", "S2"]
+    assert schema["properties"]["saetze"]["maxItems"] == sel.MAX_CHOSEN
+
+
+def test_parse_choice_reads_numbers_in_any_spelling_and_drops_unknown_ones():
+    _content, units = numbered([block("lb-sz-04", SV_TABLE)])
+    choice = sel.parse_choice(json.dumps({"verweigert": False, "saetze": ["s3", "[S1]", 2, "S3", "S99"]}), units)
+    assert [u.key for u in choice.units] == ["S3", "S1", "S2"]
+    assert choice.unknown == ["S99"] and not choice.refused and not choice.error
+    refusal = sel.parse_choice('{"verweigert": true, "saetze": []}', units)
+    assert refusal.refused and not refusal.units
+    # numbers beat a contradicting verdict; nothing valid and no verdict → a refusal, garbage → an error
+    assert sel.parse_choice('{"verweigert": true, "saetze": ["S1"]}', units).units[0].key == "S1"
+    assert sel.parse_choice('{"verweigert": false, "saetze": ["S77"]}', units).refused
+    assert sel.parse_choice("Die HBGl beträgt € 12.900.", units).error
+    assert sel.parse_choice('{"antwort": "x"}', units).error
+
+
+def test_at_most_max_chosen_passages_are_kept():
+    _content, units = numbered([block("lb-sz-04", SV_TABLE)])
+    choice = sel.parse_choice(json.dumps({"verweigert": False, "saetze": [u.key for u in units]}), units)
+    assert len(choice.units) == sel.MAX_CHOSEN
+
+
+def test_the_answer_quotes_the_passages_with_id_and_stand_grouped_by_entry_in_text_order():
+    _content, units = numbered([block("lb-sz-04", SV_TABLE),
+                                block("lb-sv-01", "Die monatliche Grenze beträgt 2025 € 6.450.", title="HBGl")])
+    by = {u.key: u for u in units}
+    answer = sel.render_answer([by["S7"], by["S3"], by["S1"]], [], order=units)
+    assert answer == (
+        "Die monatliche Grenze beträgt 2025 € 6.450. [lb-sv-01] (Stand 2025-01)\n\n"
+        "Für Sonderzahlungen gilt eine eigene jährliche Höchstbeitragsgrundlage. [lb-sz-04] (Stand 2025-01)\n\n"
+        "Höchstbeitragsgrundlage Sonderzahlungen (jährlich): 2024 € 12.120, 2025 € 12.900. "
+        "[lb-sz-04] (Stand 2025-01)")
+    assert sel.render_answer([], []) == ""
+
+
+def test_conflict_sides_are_marked_kept_together_and_the_missing_side_is_named():
+    blocks = [block("lb-rk-02", "Das amtliche Kilometergeld beträgt € 0,50 je Kilometer.", title="Kilometergeld"),
+              block("wiku-rk-01", "Das Kilometergeld beträgt € 0,42 je Kilometer.", stand="2024-01",
+                    title="Kilometergeld alt")]
+    _content, units = numbered(blocks, "Wie hoch ist das Kilometergeld?")
+    conflict = Conflict(key="Kilometergeld", entry_ids=["lb-rk-02", "wiku-rk-01"],
+                        values={"lb-rk-02": "€ 0,50", "wiku-rk-01": "€ 0,42"},
+                        stands={"lb-rk-02": "2025-01", "wiku-rk-01": "2024-01"})
+    both = sel.render_answer(units, [conflict], order=units)
+    assert both.count("⚠ Widerspruch: ") == 2 and "\n\n" not in both, "both sides in one marked paragraph"
+    one = sel.render_answer(units[:1], [conflict], order=units)
+    assert one.startswith("⚠ Widerspruch: Das amtliche Kilometergeld beträgt € 0,50")
+    assert "⚠ Widerspruch in der Wissensbasis: [lb-rk-02] (Stand 2025-01) nennt" in one and "[wiku-rk-01]" in one
+
+
+def test_row_text_without_a_matching_header_lists_the_cells():
+    assert sel.row_text(["Dauer", "1 bis 6 Monate"], ["Punkt", "Wert"]) == "Dauer: 1 bis 6 Monate"
+    assert sel.row_text(["a", "b", "c"], ["x"]) == "a: b, c"
+    assert sel.row_text(["", "b"], []) == "b"
+
+
+def test_a_value_question_answered_without_a_number_gets_the_entrys_best_value_passage():
+    _content, units = numbered([block("lb-sz-04", SV_TABLE),
+                                block("lb-sv-01", "Die monatliche Grenze beträgt 2025 € 6.450.", title="HBGl")])
+    by = {u.key: u for u in units}
+    question = "Wie hoch ist die Höchstbeitragsgrundlage für Sonderzahlungen 2025?"
+    added = sel.complete_value(question, [by["S1"]], units)
+    assert added is by["S3"], "the row with the figure, of the entry the model chose (not lb-sv-01's S7)"
+    # a chosen passage with a number, a question asking for no value, nothing chosen: nothing added
+    assert sel.complete_value(question, [by["S1"], by["S7"]], units) is None
+    assert sel.complete_value("Was sind Sonderzahlungen?", [by["S1"]], units) is None
+    assert sel.complete_value(question, [], units) is None
+    # no value passage of the chosen entry shares a word or number with the question: nothing added
+    assert sel.complete_value("Wie hoch ist der Zuschlag?", [by["S1"]], units) is None

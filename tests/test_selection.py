@@ -1,0 +1,115 @@
+"""Selection answer mode through the agent, with the stand-in choosing (or botching) passage numbers.
+
+Documented behaviour (lib/answer/selection.py, docs/answers.md): the context's sentences and table rows are
+numbered, the model names numbers under a JSON schema whose enum holds exactly those numbers, and the answer
+is written in code from the chosen passages, word for word, each with [id] (Stand). Unknown numbers are
+dropped; unreadable JSON twice gives the extractive quotes with a reason.
+"""
+import json
+import re
+
+from odoo.tests import tagged
+from odoo.tools import mute_logger
+
+from odoo.addons.pv_kb.lib.answer.types import REFUSAL_TEXT
+
+from .common import StandInCase
+from .test_agent import QUIET, agent_entries
+
+QUESTION = "Wie hoch ist der Freibetrag für Sonderzahlungen?"
+
+
+def numbers(*keys, refused=False):
+    return json.dumps({"verweigert": refused, "saetze": list(keys)})
+
+
+@tagged("post_install", "-at_install", "pv_kb", "pv_kb_structured")
+class TestSelectionAnswers(StandInCase):
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.load_entries(agent_entries(), "agent")
+        cls.set_settings(answer_mode="selection")
+        cls.agent = cls.env["pv.kb.agent"]
+
+    def numbered_lines(self, request):
+        return dict(re.findall(r"^\[(S\d+)\] (.*)$", request["texts"][-1], re.M))
+
+    def test_the_answer_quotes_the_chosen_passages_word_for_word(self):
+        result = self.agent._ask(QUESTION)
+        self.assertEqual((result.status, result.answer_mode), ("beantwortet", "selection"), result.violations)
+        request = self.chat_requests()[-1]
+        lines = self.numbered_lines(request)
+        enum = request["format_schema"]["properties"]["saetze"]["items"]["enum"]
+        self.assertEqual(set(enum), set(lines), "the schema offers exactly the numbered passages")
+        self.assertTrue(set(result.cited_ids) <= set(result.retrieved_ids))
+        for line in result.answer.split("\n"):
+            if not line.strip():
+                continue
+            match = re.match(r"^(?:⚠ Widerspruch: )?(.*?) \[[^\]]+\] \(Stand \d{4}-\d{2}\)$", line)
+            self.assertTrue(match, f"every passage ends with its citation and Stand: {result.answer!r}")
+            passage = match.group(1).rstrip(".")
+            # a numbered sentence word for word, or a numbered table row with every cell
+            self.assertTrue(any(passage == text.rstrip(".") or (text.startswith("|") and all(
+                c.strip() in passage for c in text.strip("|").split("|"))) for text in lines.values()),
+                (passage, lines))
+        self.assertIn("€ 620", result.answer)
+        self.assertEqual(result.query.answer_mode, "selection")
+        self.assertTrue(result.quotes and all(q["kb_id"] in result.cited_ids for q in result.quotes))
+
+    def test_a_table_row_is_quoted_with_its_header(self):
+        self.agent._ask(QUESTION)   # only to read the numbered context of this base
+        lines = self.numbered_lines(self.chat_requests()[-1])
+        row = next(k for k, v in lines.items() if v.startswith("|"))
+        self.standin.script_chat([numbers(row)])
+        result = self.agent._ask(QUESTION)
+        cells = [c.strip() for c in lines[row].strip("|").split("|")]
+        self.assertEqual(result.status, "beantwortet")
+        self.assertTrue(result.answer.startswith(cells[0] + ":"), (result.answer, cells))
+        self.assertTrue(all(c in result.answer for c in cells if c), "every cell of the row is shown")
+
+    @mute_logger(*QUIET)
+    def test_unknown_numbers_are_dropped_and_nothing_left_is_a_refusal(self):
+        self.standin.script_chat([numbers("S999")])
+        result = self.agent._ask(QUESTION)
+        self.assertEqual((result.status, result.answer), ("verweigert", REFUSAL_TEXT))
+        self.assertIn("dropped: unknown_passage: S999", result.violations)
+        self.assertEqual(len(self.chat_requests()), 1, "a valid JSON answer is not asked for again")
+
+    def test_a_refusal_is_the_refusal_sentence(self):
+        self.standin.script_chat([numbers(refused=True)])
+        result = self.agent._ask(QUESTION)
+        self.assertEqual((result.status, result.answer, result.cited_ids), ("verweigert", REFUSAL_TEXT, []))
+
+    @mute_logger(*QUIET)
+    def test_invalid_json_twice_gives_the_quotes_with_a_reason_never_the_text(self):
+        self.standin.script_chat(["Der Freibetrag beträgt € 999 [lb-sz-01].", "{kaputt"])
+        result = self.agent._ask(QUESTION)
+        self.assertEqual((len(self.chat_requests()), result.regenerations), (2, 1))
+        self.assertEqual(result.status, "unsicher")
+        self.assertTrue(result.answer.startswith("**Ohne KI-Antwort:**"), result.answer)
+        self.assertNotIn("999", result.answer)
+        self.assertIn("€ 999", result.query.rejected_answer, "the rejected text stays in the log for the curator")
+
+    def test_invalid_json_then_valid_numbers_are_accepted(self):
+        self.agent._ask(QUESTION)
+        first = sorted(self.numbered_lines(self.chat_requests()[-1]), key=lambda k: int(k[1:]))[0]
+        self.standin.script_chat(["kein JSON", numbers(first)])
+        result = self.agent._ask(QUESTION)
+        self.assertEqual((result.status, result.regenerations), ("beantwortet", 1))
+
+    def test_conflict_sides_are_all_shown_with_the_warning_sign(self):
+        result = self.agent._ask("Wie hoch ist die Ersatzquote bei Blockzeit in der Altersteilzeit?")
+        self.assertEqual(result.status, "beantwortet", result.violations)
+        self.assertIn("⚠", result.answer)
+        self.assertTrue({"lb-atz-01", "wiku-atz-02"} <= set(result.cited_ids), result.answer)
+        self.assertIn("27,5 %", result.answer)
+        self.assertIn("28,5 %", result.answer)
+
+    def test_the_panel_gets_the_written_answer_never_the_json(self):
+        events = []
+        result = self.agent._ask(QUESTION, on_delta=events.append)
+        shown = [e for e in events if e]
+        self.assertEqual(shown, [result.answer])
+        self.assertNotIn("saetze", "".join(shown))
