@@ -1,7 +1,7 @@
 {
     "name": "Wissensbasis Personalverrechnung",
     "summary": "Grounded question answering over a curated knowledge base on Austrian payroll law",
-    "version": "19.0.1.0.0",
+    "version": "19.0.1.1.0",
     "category": "Human Resources/Payroll",
     "author": "pv_kb team",
     "maintainers": ["pv_kb team"],

@@ -349,7 +349,8 @@ class Pv_Kb(Command):
                     overrides = dict(self._overrides(args), chat_model=model, answer_mode=mode, answer_modes="")
                     try:
                         run = Run._run_gold(gold, goldset_name=name, overrides=overrides, bakeoff_ref=ref,
-                                            progress=lambda text: sys.stderr.write(text + "\n"))
+                                            progress=lambda text: sys.stderr.write(text + "\n"),
+                                            part=which or "all")
                     except UserError as exc:
                         sys.stderr.write(f"{model} ({mode}): {exc}\n")
                         return 1

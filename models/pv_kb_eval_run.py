@@ -32,6 +32,11 @@ class PvKbEvalRun(models.Model):
     answer_mode = fields.Selection([("text", "Free text"), ("structured", "Structured"),
                                     ("selection", "Selection")], readonly=True)
     goldset_name = fields.Char("Gold set", readonly=True)
+    goldset_part = fields.Selection([("test", "Held-out part"), ("tuning", "Tuning part"), ("all", "Whole gold set")],
+                                    "Part of the gold set", readonly=True, index=True,
+                                    help="Which questions were answered (lib/eval_protocol): figures to compare "
+                                         "models come from the held-out part; the tuning part is for developing "
+                                         "prompts and checks.")
     kb_version = fields.Char("Knowledge base version", readonly=True)
     settings_json = fields.Text("Models and settings (JSON)", readonly=True)
     question_count = fields.Integer("Number of questions", readonly=True)
@@ -118,7 +123,7 @@ class PvKbEvalRun(models.Model):
         }
 
     @api.model
-    def _run_gold(self, gold, *, goldset_name, overrides=None, bakeoff_ref=False, progress=None):
+    def _run_gold(self, gold, *, goldset_name, overrides=None, bakeoff_ref=False, progress=None, part=False):
         """Answer every gold question with the agent (settings: stored ones plus ``overrides``, given by
         server-side code only) and store the run with one line per question."""
         overrides = dict(overrides or {})
@@ -139,6 +144,7 @@ class PvKbEvalRun(models.Model):
             "name": f"{settings['chat_model']} · {mode} · {goldset_name}",
             "bakeoff_ref": bakeoff_ref, "chat_model": settings["chat_model"],
             "embedding_model": settings["embedding_model"], "answer_mode": mode, "goldset_name": goldset_name,
+            "goldset_part": part,
             "kb_version": self._kb_version(),
             "settings_json": json.dumps(self.env["pv.kb.settings"]._snapshot(settings), ensure_ascii=False),
             "line_ids": [(0, 0, v) for v in line_vals],
@@ -161,7 +167,7 @@ class PvKbEvalRun(models.Model):
                                        models=", ".join(missing), url=ollama_errors.redact_url(settings["ollama_url"])))
 
     @api.model
-    def _bakeoff(self, gold, chat_models, answer_modes, *, goldset_name, overrides=None, progress=None):
+    def _bakeoff(self, gold, chat_models, answer_modes, *, goldset_name, overrides=None, progress=None, part=False):
         """One run per chat model × answer mode, then the recommendation over them."""
         ref = f"{fields.Datetime.to_string(fields.Datetime.now())} · {goldset_name}"
         runs = self.browse()
@@ -169,7 +175,7 @@ class PvKbEvalRun(models.Model):
             for mode in answer_modes:
                 run_overrides = dict(overrides or {}, chat_model=model, answer_mode=mode, answer_modes="")
                 runs |= self._run_gold(gold, goldset_name=goldset_name, overrides=run_overrides, bakeoff_ref=ref,
-                                       progress=progress)
+                                       progress=progress, part=part)
         runs._recommend()
         return runs
 

@@ -4,6 +4,7 @@ Documented behaviour (lib/answer/structured*.py, lib/answer/outcome.py): a state
 regenerated once and then dropped; the statements that pass are shown, rendered in code; when none is left
 the user gets the extractive quotes with a one-line reason and the rejected text stays in the question log.
 """
+import base64
 import json
 import re
 import socket
@@ -165,19 +166,25 @@ class TestBakeoffRuns(StandInCase):
         super().setUpClass()
         cls.load_entries(agent_entries(), "agent")
 
+    @staticmethod
+    def gold_text():
+        return ("- id: q1\n  question: Wie hoch ist der Freibetrag für Sonderzahlungen?\n  kind: fact\n"
+                "  expected_ids: [lb-sz-01]\n  answer_must_contain: ['€ 620']\n"
+                "- id: q2\n  question: Wie ist das Wetter auf dem Mond?\n  kind: refuse\n  expected_ids: []\n"
+                "- id: q3\n  question: Wie hoch ist der Steuersatz bis € 25.000?\n  kind: fact\n"
+                "  expected_ids: [lb-sz-01]\n")
+
     def gold(self):
-        return goldset_format.load_goldset(
-            "- id: q1\n  question: Wie hoch ist der Freibetrag für Sonderzahlungen?\n  kind: fact\n"
-            "  expected_ids: [lb-sz-01]\n  answer_must_contain: ['€ 620']\n"
-            "- id: q2\n  question: Wie ist das Wetter auf dem Mond?\n  kind: refuse\n  expected_ids: []\n")
+        return goldset_format.load_goldset(self.gold_text())
 
     def test_bakeoff_stores_one_run_per_model_and_mode_with_lines_and_a_recommendation(self):
-        runs = self.env["pv.kb.eval.run"]._bakeoff(self.gold(), ["standin-chat"], ["text", "structured"],
-                                                   goldset_name="mini")
-        self.assertEqual(sorted(runs.mapped("answer_mode")), ["structured", "text"])
+        runs = self.env["pv.kb.eval.run"]._bakeoff(self.gold(), ["standin-chat"], ["text", "structured", "selection"],
+                                                   goldset_name="mini", part="test")
+        self.assertEqual(sorted(runs.mapped("answer_mode")), ["selection", "structured", "text"])
+        self.assertEqual(set(runs.mapped("goldset_part")), {"test"})
         for run in runs:
-            self.assertEqual(run.question_count, 2)
-            self.assertEqual(len(run.line_ids), 2)
+            self.assertEqual(run.question_count, 3)
+            self.assertEqual(len(run.line_ids), 3)
             self.assertEqual(run.citation_precision, 1.0)
             self.assertIn("standin-chat", run.settings_json)
             self.assertIn("entries", run.kb_version)
@@ -196,6 +203,18 @@ class TestBakeoffRuns(StandInCase):
         # failed questions first
         lines = runs[0].line_ids.sorted()
         self.assertEqual(lines.mapped("passed"), sorted(lines.mapped("passed")))
+
+    def test_the_wizard_runs_the_chosen_modes_on_the_held_out_part(self):
+        wizard = self.env["pv.kb.bakeoff.wizard"].create({
+            "chat_models": "standin-chat", "mode_text": False, "mode_structured": False, "mode_selection": True,
+            "goldset_file": base64.b64encode(self.gold_text().encode()), "goldset_filename": "mini.yaml"})
+        action = wizard.action_run()
+        runs = self.env["pv.kb.eval.run"].search(action["domain"])
+        self.assertEqual((runs.answer_mode, runs.goldset_part, runs.goldset_name),
+                         ("selection", "test", "mini.yaml (held-out)"))
+        # the held-out part of these two questions (lib/eval_protocol): fewer questions than the file holds
+        self.assertEqual(runs.question_count, len(runs.line_ids))
+        self.assertLess(runs.question_count, 3)
 
     def test_a_run_does_not_start_without_its_model_or_server(self):
         Run = self.env["pv.kb.eval.run"]

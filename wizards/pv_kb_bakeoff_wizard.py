@@ -26,6 +26,8 @@ class PvKbBakeoffWizard(models.TransientModel):
                               help="Comma-separated, e.g. qwen2.5-coder:1.5b, qwen2.5-coder:0.5b")
     mode_text = fields.Boolean("Free text", default=True)
     mode_structured = fields.Boolean("Structured", default=True)
+    mode_selection = fields.Boolean("Selection", default=False,
+                                    help="The model names numbered passages of its context, quoted word for word.")
 
     def action_run(self):
         """Run the bake-off now (KB managers). A real model takes minutes per run: long bake-offs belong to
@@ -34,7 +36,8 @@ class PvKbBakeoffWizard(models.TransientModel):
         if not self.env.user.has_group("pv_kb.group_pv_kb_manager"):
             raise AccessError(self.env._("Only knowledge base managers can start a bake-off."))
         models_ = [m.strip() for m in (self.chat_models or "").split(",") if m.strip()]
-        modes = [m for m, on in (("text", self.mode_text), ("structured", self.mode_structured)) if on]
+        modes = [m for m, on in (("text", self.mode_text), ("structured", self.mode_structured),
+                                 ("selection", self.mode_selection)) if on]
         if not models_ or not modes:
             raise UserError(self.env._("Please name at least one chat model and choose at least one answer mode."))
         if self.goldset_file:
@@ -51,7 +54,8 @@ class PvKbBakeoffWizard(models.TransientModel):
         gold = goldset.questions
         if self.held_out_only:
             gold, name = bakeoff.held_out(gold, goldset.meta), name + " (held-out)"
-        runs = self.env["pv.kb.eval.run"]._bakeoff(gold, models_, modes, goldset_name=name)
+        runs = self.env["pv.kb.eval.run"]._bakeoff(gold, models_, modes, goldset_name=name,
+                                                   part="test" if self.held_out_only else "all")
         return {
             "type": "ir.actions.act_window", "res_model": "pv.kb.eval.run", "name": self.env._("Bake-off"),
             "view_mode": "list,form,graph,pivot", "domain": [("id", "in", runs.ids)],
