@@ -350,7 +350,8 @@ class Pv_Kb(Command):
                     try:
                         run = Run._run_gold(gold, goldset_name=name, overrides=overrides, bakeoff_ref=ref,
                                             progress=lambda text: sys.stderr.write(text + "\n"),
-                                            part=which or "all")
+                                            # a slice (--offset/--limit) is not comparable with a whole part
+                                            part=(which or "all") if not (args.offset or args.limit) else False)
                     except UserError as exc:
                         sys.stderr.write(f"{model} ({mode}): {exc}\n")
                         return 1
