@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
 # Screenshots of the bake-off runs (graph, pivot, list, one run) from the database of scripts/bakeoff_demo.sh.
-#   scripts/screenshot_bakeoff.sh [--db pv_kb_bakeoff]
+#   scripts/screenshot_bakeoff.sh [--db pv_kb_bakeoff] [--ref BAKEOFF_REF]   (REF: only that bake-off's runs)
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-db=pv_kb_bakeoff
-[[ ${1:-} == --db ]] && db=$2
+db=pv_kb_bakeoff ref=""
+while (($#)); do
+    case $1 in
+        --db) db=$2; shift ;;
+        --ref) ref=$2; shift ;;
+        *) die "Unbekannte Option $1" ;;
+    esac
+    shift
+done
 ensure_odoo || die "Kein Odoo unter $ODOO_PATH"
 ensure_all
 oport=$(free_port)
@@ -21,4 +28,4 @@ ready=0
 for _ in $(seq 120); do curl -sf "http://127.0.0.1:$oport/web/login" >/dev/null && { ready=1; break; }; sleep 0.5; done
 ((ready)) || die "Odoo antwortet nicht auf Port $oport, siehe $LOGDIR/shots-bakeoff-odoo.log"
 mkdir -p "$REPO/docs/screenshots"
-"$PY" "$REPO/scripts/screenshot_bakeoff.py" "http://127.0.0.1:$oport" $db "$REPO/docs/screenshots"
+"$PY" "$REPO/scripts/screenshot_bakeoff.py" "http://127.0.0.1:$oport" $db "$REPO/docs/screenshots" ${ref:+"$ref"}
