@@ -458,3 +458,30 @@ def test_structured_reply_when_format_is_given(standin):
     assert data == {"verweigert": True, "grund": "Kein Eintrag passt zur Frage.", "aussagen": []}
     standin.script_chat(["{kaputt"])
     assert post(standin, "/api/chat", body).json()["message"]["content"] == "{kaputt"
+
+
+def test_selection_reply_names_numbers_of_the_schema_and_refuses_without_overlap(standin):
+    """A selection-mode request (lib/answer/selection.py): the stand-in names the numbered lines with the most
+    question words, plus the best line of each other side of a conflict the chosen entry is part of; no line
+    sharing a word → the refusal. Only numbers of the schema's enum."""
+    from lib.answer import selection
+    messages = prompt("Wie hoch ist die Ersatzquote?", ids=["lb-atz-07", "lb-atz-09"],
+                      conflicts=[("lb-atz-07", "lb-atz-09")])
+    content, units = selection.number_context(messages[-1]["content"])
+    messages[-1]["content"] = content
+    schema = selection.selection_schema([u.key for u in units])
+    body = {"model": CHAT, "messages": messages, "stream": False, "format": schema}
+    data = json.loads(post(standin, "/api/chat", body).json()["message"]["content"])
+    chosen = selection.parse_choice(json.dumps(data), units)
+    assert data["verweigert"] is False and not chosen.unknown
+    assert {u.entry_id for u in chosen.units} == {"lb-atz-07", "lb-atz-09"}, "both sides of the conflict"
+    assert all("Ersatzquote" in u.text or "ersetzt" in u.text for u in chosen.units), chosen.units
+    # the enum limits what it may name: with only the second entry's numbers offered, it names only those
+    second = [u.key for u in units if u.entry_id == "lb-atz-09"]
+    narrowed = dict(body, format=selection.selection_schema(second))
+    data = json.loads(post(standin, "/api/chat", narrowed).json()["message"]["content"])
+    assert data["saetze"] and set(data["saetze"]) <= set(second)
+    refusal = dict(body, messages=[messages[0], {"role": "user", "content": content.replace(
+        "<frage>Wie hoch ist die Ersatzquote?</frage>", "<frage>Wie ist das Wetter auf dem Mond?</frage>")}])
+    assert json.loads(post(standin, "/api/chat", refusal).json()["message"]["content"]) == {
+        "verweigert": True, "saetze": []}
