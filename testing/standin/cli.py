@@ -56,11 +56,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Port {args.port} auf {args.host} ist nicht verfügbar ({exc}); bitte einen "
               "anderen Port mit --port wählen.", file=sys.stderr)
         return 1
-    signal.signal(signal.SIGTERM, _interrupt)
-    print(standin.url, flush=True)
-    print("Modelle: " + ", ".join(sorted(standin._models)) + " – Strg+C beendet.",
-          file=sys.stderr, flush=True)
+    # the handler and the two lines inside the try: a SIGTERM right after the URL line (a caller that read
+    # it and stops the server at once) must end in the finally, not as an uncaught KeyboardInterrupt (-2)
     try:
+        signal.signal(signal.SIGTERM, _interrupt)
+        print(standin.url, flush=True)
+        print("Modelle: " + ", ".join(sorted(standin._models)) + " – Strg+C beendet.",
+              file=sys.stderr, flush=True)
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
