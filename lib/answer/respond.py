@@ -20,6 +20,10 @@ from .types import REFUSAL_TEXT
 
 _logger = logging.getLogger(__name__)
 
+# the note for the one regeneration of an answer that was not readable JSON (structured and selection mode)
+JSON_RETRY_NOTE = ("Hinweis zur Wiederholung: Die vorige Antwort war kein gültiges JSON. Antworte nur mit JSON "
+                   "im vorgegebenen Format.")
+
 
 @dataclass
 class AgentAnswer:
@@ -280,9 +284,7 @@ def _answer_structured(prepared, client, on_delta, deadline, cancel, timings):
         if attempt or parsed.refused or not (parsed.error or failed) or time.monotonic() >= deadline:
             break
         regenerations += 1
-        note = (structured_render.retry_note(failed) if not parsed.error else
-                "Hinweis zur Wiederholung: Die vorige Antwort war kein gültiges JSON. Antworte nur mit JSON "
-                "im vorgegebenen Format.")
+        note = structured_render.retry_note(failed) if not parsed.error else JSON_RETRY_NOTE
         messages = messages + [{"role": "assistant", "content": chat.content}, {"role": "user", "content": note}]
     t0 = time.perf_counter()
     good, seen = [], set()
@@ -365,9 +367,8 @@ def _answer_selection(prepared, client, on_delta, deadline, cancel, timings):
         if not choice.error or attempt or time.monotonic() >= deadline:
             break
         regenerations += 1
-        messages = messages + [{"role": "assistant", "content": chat.content}, {"role": "user", "content":
-                               "Hinweis zur Wiederholung: Die vorige Antwort war kein gültiges JSON. Antworte nur "
-                               "mit JSON im vorgegebenen Format."}]
+        messages = messages + [{"role": "assistant", "content": chat.content},
+                               {"role": "user", "content": JSON_RETRY_NOTE}]
     t0 = time.perf_counter()
     violations = [f"dropped: unknown_passage: {n}" for n in choice.unknown]
     rejected = ""
