@@ -11,7 +11,8 @@
 # Installs into $PV_KB_HOME/llm-venv (kept apart from Odoo's venv), assembles the GGUF once, then serves the
 # Ollama API on 127.0.0.1:PORT in the foreground. Point the addon at it (Einstellungen): URL
 # http://127.0.0.1:PORT, embedding model multilingual-e5-small with prefixes "query: " / "passage: ", chat model
-# qwen2.5-coder:1.5b; then "Jetzt einbetten". Expect ~30 s per answer on 2 cores; a 1.5B model follows the
+# qwen2.5-coder:1.5b, answer mode per chat model "qwen2.5-coder=selection" (measured best for these models,
+# docs/answers.md); then "Jetzt einbetten". Expect ~20–30 s per answer on 2 cores; a 1.5B model follows the
 # rules less reliably than the qwen3 models the product is meant for — the checks in code still apply.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 port=11434 small=0
