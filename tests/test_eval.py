@@ -115,10 +115,10 @@ class TestDemoEval(StandInCase):
         self.assertGreaterEqual(hybrid["mrr"], mrr)
         self.assertGreaterEqual(hybrid["hit@1"], hit1)
         for other in ("dense", "fts"):
-            self.assertGreaterEqual(hybrid["recall@k"], overall[other]["recall@k"], other)
-            # MRR within 0.01 (less than one question moving from rank 1 to 2 among 25): with the 601
-            # distractors the demo held-out part measured hybrid 0.873 against dense 0.875
-            self.assertGreaterEqual(hybrid["mrr"], overall[other]["mrr"] - 0.01, other)
+            # overall, fusion is never below either side alone (issue 11); since the recipe was chosen over the
+            # base with distractors (2026-12-02) this holds without the 0.01 of MRR it once needed
+            for name in ("recall@k", "mrr", "hit@1"):
+                self.assertGreaterEqual(hybrid[name], overall[other][name], f"{other} {name}")
         self.assert_pinned(pin, {mode: {name: round(row[name], 6) for name in RETRIEVAL_PINNED}
                                  for mode, row in overall.items()})
         return report
@@ -127,19 +127,19 @@ class TestDemoEval(StandInCase):
         held_out = self.split.test
         self.assertGreaterEqual(sum(1 for q in held_out if q.expected_ids), 20)
         self.assertFalse({q.id for q in held_out} & {q.id for q in self.split.tuning})
-        # measured on the demo base alone (no distractors): 1.000 / 0.940 / 0.880 (docs/retrieval.md); with the
-        # 601 distractors and the two planted health-check entries: 1.000 / 0.873 / 0.760 (docs/measurements.md)
+        # with the 601 distractors: 1.000 / 0.881 / 0.800 (recipe chosen over that base, 2026-12-02; before:
+        # 1.000 / 0.873 / 0.760; docs/retrieval.md)
         self.assert_hybrid_holds(held_out, "Demo gold set, held-out part + 601 distractors",
-                                 recall=0.95, mrr=0.85, hit1=0.72, pin="demo_test_part")
+                                 recall=0.95, mrr=0.86, hit1=0.76, pin="demo_test_part")
 
     def test_retrieval_quality_on_the_independent_praxis_gold_set(self):
         goldset = goldset_format.read_goldset(PRAXIS_GOLDSET)
         split = eval_protocol.split_goldset(goldset.questions, goldset.meta)
         self.assertEqual(split.tuning, [], "never tuned on: all of it is held out")
-        # measured on the demo base alone (no distractors): 0.988 / 0.880 / 0.795 (docs/retrieval.md); with the
-        # 601 distractors: 0.821 / 0.725 / 0.657 (dense 0.797 / 0.688 / 0.620; docs/measurements.md)
+        # with the 601 distractors: 0.853 / 0.741 / 0.663 (dense 0.797 / 0.684 / 0.614; recipe chosen over that
+        # base on the demo gold set's tuning part, 2026-12-02; before: 0.821 / 0.725 / 0.657; docs/retrieval.md)
         self.assert_hybrid_holds(split.test, "Praxis gold set (held out) + 601 distractors",
-                                 recall=0.80, mrr=0.70, hit1=0.63, pin="praxis")
+                                 recall=0.83, mrr=0.72, hit1=0.64, pin="praxis")
 
     def test_answers_with_the_standin_model(self):
         report = self.env["pv.kb.evaluator"]._run(self.gold, modes=("hybrid",), k=8, answers=True)
