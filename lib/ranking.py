@@ -17,14 +17,12 @@ CARD_CANDIDATES = 20
 # HNSW candidate list per dense query (pgvector's default is 40). The index is approximate: on the evaluation
 # base ef_search 50 gave dense MRR 0.821 against 0.843 exact, 100 gave 0.837; at 148,628 chunks 100 costs
 # ~6 ms more per query than 50 (scripts/bench/run.sh scale 20000; docs/measurements.md, 2026-11-29).
+# 2026-12-02, evaluation base (4,674 sections, e5-small): the index (m 16, ef_construction 64) shares 0.89 of
+# the exact top 8 at 100, 0.94 at 200, 0.97 at 400; built with m 32, ef_construction 200 it shares 0.97 at 100
+# and 0.99 at 200. An exact scan (3.5-4.6 ms at 3,600 rows) would have pushed hybrid p95 there to ~19 ms; fused,
+# the loss is small (praxis hybrid 0.844 / 0.737 / 0.669 through the index against 0.853 / 0.741 / 0.663
+# exact). Not changed yet: docs/retrieval.md.
 EF_SEARCH = 100
-# Up to this many rows in the chunk table (sections + entry cards, PostgreSQL's estimate) the dense lists are
-# searched exactly (a sequential scan: 2.5–2.9 ms at 3,600 rows, 3.5–4.2 ms at 5,300, ~220 ms at 168,000;
-# scripts/bench/run.sh scale 400/20000), above it through the HNSW index. Measured 2026-12-02 on the evaluation
-# base (demo + 601 synthetic entries, 4,674 sections, e5-small): HNSW at ef_search 100 shared only 0.89 of the
-# exact top 8 (0.93 after a REINDEX, 0.97 at ef_search 400), and the evaluation's numbers are exact-search
-# numbers (docs/retrieval.md). 10,000 keeps the exact scan under ~8 ms for three times the customer's base.
-EXACT_SEARCH_MAX_ROWS = 10_000
 
 # --- full-text pruning (lib.fulltext.prune_tsquery) ------------------------------------------------------
 # Query atoms matching more than this share of the chunks are dropped. Not measured: set when pruning came

@@ -17,8 +17,8 @@ from odoo import api, models
 from odoo.tools import SQL
 
 from ..lib import embed_job, entry_card, fulltext, fusion, ollama_errors
-from ..lib.ranking import (BROAD_RERANK, BROAD_ROWS, CANDIDATES, CARD_CANDIDATES, EF_SEARCH, EXACT_SEARCH_MAX_ROWS,
-                           FTS_RANK_NORMALIZATION, FTS_RANK_WEIGHTS, FTS_ROW_BUDGET, MAX_DF_RATIO, RECIPE)
+from ..lib.ranking import (BROAD_RERANK, BROAD_ROWS, CANDIDATES, CARD_CANDIDATES, EF_SEARCH, FTS_RANK_NORMALIZATION,
+                           FTS_RANK_WEIGHTS, FTS_ROW_BUDGET, MAX_DF_RATIO, RECIPE)
 
 _logger = logging.getLogger(__name__)
 
@@ -140,9 +140,6 @@ class PvKbRetriever(models.AbstractModel):
             distance = SQL("c.embedding::halfvec(%s) <=> %s::halfvec(%s)", len(vector), literal, len(vector))
         else:
             distance = SQL("c.embedding <=> %s::vector", literal)
-        exact = self._exact_search()
-        # "+ 0" orders by an expression no index serves: a sequential scan with a top-N sort, exact
-        order = SQL("(%s) + 0", distance) if exact else distance
         branches = []
         for is_card, count in ((False, limit), (True, card_limit)):
             if not count:
@@ -156,25 +153,16 @@ class PvKbRetriever(models.AbstractModel):
                             self._filter_sql(filters))
             branches.append(SQL("""(SELECT %s AS card, c.id, c.kb_id, c.section_key, %s AS distance
                                       FROM pv_kb_chunk c WHERE %s ORDER BY %s LIMIT %s)""",
-                                is_card, distance, where, order, count))
+                                is_card, distance, where, distance, count))
         if not branches:
             return [], []
-        if not exact:
-            # both settings in one round trip (SET takes no bind parameters: the number is formatted as an int)
-            self.env.cr.execute("SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = %d"
-                                % int(max(limit, card_limit, EF_SEARCH)))
+        # both settings in one round trip (SET takes no bind parameters: the number is formatted as an int)
+        self.env.cr.execute("SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = %d"
+                            % int(max(limit, card_limit, EF_SEARCH)))
         self.env.cr.execute(SQL(" UNION ALL ").join(branches))
         rows = sorted(self.env.cr.fetchall(), key=lambda r: (r[4], r[1]))
         return tuple(fusion.ranked((cid, kb_id, key, 1.0 - dist) for card, cid, kb_id, key, dist in rows
                                    if card is wanted) for wanted in (False, True))
-
-    @api.model
-    def _exact_search(self):
-        """Whether the dense lists are searched exactly (lib/ranking.EXACT_SEARCH_MAX_ROWS): by PostgreSQL's
-        row estimate of the chunk table, one catalogue read; a table never analysed (-1) counts as small."""
-        self.env.cr.execute("SELECT reltuples FROM pg_class WHERE oid = 'pv_kb_chunk'::regclass")
-        row = self.env.cr.fetchone()
-        return row is None or row[0] < EXACT_SEARCH_MAX_ROWS
 
     @api.model
     def _scratch_hits(self, vector, filters, limit, table, cards=False):

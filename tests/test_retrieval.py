@@ -291,30 +291,18 @@ class TestVectorIndex(StandInCase):
 
         def explain_dense(self_, query, params=None, *args, **kwargs):
             text = query.code if hasattr(query, "code") else str(query)
-            if "ORDER BY" in text and "c.embedding <=>" in text:
+            if "ORDER BY c.embedding <=>" in text:
                 real_execute(self_, SQL("EXPLAIN %s", query) if hasattr(query, "code") else "EXPLAIN " + query,
                              params, *args, **kwargs)
                 explained.append("\n".join(r[0] for r in self_.fetchall()))
             return real_execute(self_, query, params, *args, **kwargs)
 
         Retriever = self.env["pv.kb.retriever"]
-        from odoo.addons.pv_kb.models import pv_kb_retriever
-        # 4,000 rows: below EXACT_SEARCH_MAX_ROWS the search is exact, a sequential scan with a top-N sort
         with patch.object(type(cr), "execute", explain_dense):
-            exact = Retriever._dense_hits([0.1] * 384)
-        self.assertTrue(Retriever._exact_search())
-        self.assertIn("Seq Scan on pv_kb_chunk", explained[0])
-        self.assertNotIn("hnsw", explained[0])
-        # a larger base (the threshold below these 4,000 rows): the HNSW index serves the query
-        explained.clear()
-        with patch.object(pv_kb_retriever, "EXACT_SEARCH_MAX_ROWS", 1000), \
-                patch.object(type(cr), "execute", explain_dense):
             hits = Retriever._dense_hits([0.1] * 384)
             filtered = Retriever._dense_hits([0.1] * 384, filters={"topics": ["b"]})
         self.assertEqual(len(explained), 2)
         self.assertIn("Index Scan using pv_kb_chunk_embedding_hnsw_idx", explained[0])
-        self.assertEqual(len(exact), 50)
-        self.assertEqual(exact, sorted(exact, key=lambda h: -h.score))
         # with a selective entry filter the planner may search the few matching rows exactly instead
         self.assertEqual(len(hits), 50)
         self.assertEqual([h.rank for h in hits], list(range(1, 51)))
