@@ -23,7 +23,7 @@ def open_runs(browser, view_type, ref):
     service (the URL of an action carries no search defaults)."""
     context = json.dumps({"search_default_bakeoff_ref": ref, "search_default_held_out": 1})
     browser.eval(f"odoo.__WOWL_DEBUG__.root.env.services.action.doAction('pv_kb.action_pv_kb_eval_run', "
-                 f"{{additionalContext: {context}, viewType: '{view_type}'}})")
+                 f"{{additionalContext: {context}, viewType: '{view_type}', clearBreadcrumbs: true}})")
 
 
 def main(odoo_url, db, out_dir, ref=None):
