@@ -17,11 +17,9 @@ CARD_CANDIDATES = 20
 # HNSW candidate list per dense query (pgvector's default is 40). The index is approximate: on the evaluation
 # base ef_search 50 gave dense MRR 0.821 against 0.843 exact, 100 gave 0.837; at 148,628 chunks 100 costs
 # ~6 ms more per query than 50 (scripts/bench/run.sh scale 20000; docs/measurements.md, 2026-11-29).
-# 2026-12-02, evaluation base (4,674 sections, e5-small): the index (m 16, ef_construction 64) shares 0.89 of
-# the exact top 8 at 100, 0.94 at 200, 0.97 at 400; built with m 32, ef_construction 200 it shares 0.97 at 100
-# and 0.99 at 200. An exact scan (3.5-4.6 ms at 3,600 rows) would have pushed hybrid p95 there to ~19 ms; fused,
-# the loss is small (praxis hybrid 0.844 / 0.737 / 0.669 through the index against 0.853 / 0.741 / 0.663
-# exact). Not changed yet: docs/retrieval.md.
+# 2026-12-02, evaluation base (4,674 sections, e5-small): at 100 the index shares 0.94 of the exact top 8 with
+# the build of lib/embed_job (m 16, ef_construction 200; 0.89 with pgvector's default build). An exact scan
+# (3.5-4.6 ms at 3,600 rows) would have pushed hybrid p95 there to ~19 ms (docs/retrieval.md).
 EF_SEARCH = 100
 
 # --- full-text pruning (lib.fulltext.prune_tsquery) ------------------------------------------------------

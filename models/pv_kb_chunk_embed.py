@@ -55,7 +55,20 @@ class PvKbChunkEmbed(models.Model):
                            DEFAULT_EMBEDDING_DIM))
         dim = self._embedding_dim()
         self._set_embedding_storage(dim)
+        self._drop_outdated_indexes()
         self._create_embedding_index(dim)   # IF NOT EXISTS: adds the card index to databases made before it
+
+    def _drop_outdated_indexes(self):
+        """Drop an HNSW index built with other options than lib/embed_job's (``m``, ``ef_construction``), so
+        that :meth:`_create_embedding_index` builds it anew: once, at the module update that changed them (at
+        ~150,000 sections that build takes minutes)."""
+        self.env.cr.execute("""
+            SELECT c.relname, c.reloptions FROM pg_class c
+             WHERE c.relname IN ('pv_kb_chunk_embedding_hnsw_idx', 'pv_kb_chunk_card_hnsw_idx')""")
+        for name, options in self.env.cr.fetchall():
+            if ",".join(sorted(options or [])) != embed_job.hnsw_options():
+                _logger.info("pv_kb: HNSW index %s rebuilt with %s (was %s)", name, embed_job.hnsw_options(), options)
+                self.env.cr.execute(SQL("DROP INDEX IF EXISTS %s", SQL.identifier(name)))
 
     def _set_embedding_storage(self, dim):
         """Vectors inline in the heap row (pgvector's advice): no TOAST round trip per row, and the planner sees
@@ -65,7 +78,7 @@ class PvKbChunkEmbed(models.Model):
         self.env.cr.execute(f"ALTER TABLE pv_kb_chunk ALTER COLUMN embedding SET STORAGE {storage}")
 
     def _create_embedding_index(self, dim):
-        """pgvector's HNSW defaults (m 16, ef_construction 64), cosine distance for ``<=>``; on ``halfvec``
+        """HNSW with lib/embed_job's ``m`` and ``ef_construction``, cosine distance for ``<=>``; on ``halfvec``
         (an expression index) above 2,000 dimensions. The entry cards get a partial index of their own: the
         card query then searches only cards, and the section query (which excludes them) loses nothing by a
         filter."""
@@ -76,11 +89,13 @@ class PvKbChunkEmbed(models.Model):
             column = SQL("(embedding::halfvec(%s)) halfvec_cosine_ops", dim)
         else:
             return
+        m, ef = embed_job.HNSW_M, embed_job.HNSW_EF_CONSTRUCTION
         self.env.cr.execute(SQL("""
             CREATE INDEX IF NOT EXISTS pv_kb_chunk_embedding_hnsw_idx ON pv_kb_chunk
-             USING hnsw (%s) WITH (m = 16, ef_construction = 64);
+             USING hnsw (%s) WITH (m = %s, ef_construction = %s);
             CREATE INDEX IF NOT EXISTS pv_kb_chunk_card_hnsw_idx ON pv_kb_chunk
-             USING hnsw (%s) WITH (m = 16, ef_construction = 64) WHERE section_key = 'card'""", column, column))
+             USING hnsw (%s) WITH (m = %s, ef_construction = %s) WHERE section_key = 'card'""",
+                                column, m, ef, column, m, ef))
 
     @api.model
     def _embedding_dim(self):

@@ -146,3 +146,10 @@ def test_isolate_failures_a_request_that_ran_into_the_deadline_leaves_its_items_
                            probe=lambda: (_ for _ in ()).throw(AssertionError("no probe while pending")),
                            is_stop_error=lambda e: isinstance(e, Deadline))
     assert [i for i, _ in out.done] == [1, 2] and out.pending == [3, 4] and out.failed == []
+
+
+def test_hnsw_options_are_listed_as_postgresql_stores_them():
+    from lib import embed_job
+    # pg_class.reloptions of an index built WITH (m = 16, ef_construction = 200), sorted
+    assert embed_job.hnsw_options() == f"ef_construction={embed_job.HNSW_EF_CONSTRUCTION},m={embed_job.HNSW_M}"
+    assert embed_job.HNSW_EF_CONSTRUCTION > 64, "a better graph than pgvector's default build"
