@@ -165,9 +165,7 @@ def _answer_text(prepared, client, on_delta, deadline, cancel, timings):
         try:
             chat = _generate(messages, settings, client, on_delta, deadline, cancel, prepared)
         except ollama_errors.OllamaCancelled:
-            timings["generate_ms"] = generate_ms + (time.perf_counter() - t0) * 1000
-            return AgentAnswer(status="abgebrochen", answer="", conflicts=conflicts, timings=timings,
-                               regenerations=regenerations)
+            return _stopped(timings, generate_ms, t0, conflicts, regenerations)
         except ollama_errors.OllamaError as exc:
             timings["generate_ms"] = generate_ms + (time.perf_counter() - t0) * 1000
             if on_delta:
@@ -259,18 +257,14 @@ def _answer_structured(prepared, client, on_delta, deadline, cancel, timings):
             chat = _generate(messages, prepared.settings, client, stream_handler(), deadline, cancel, prepared,
                              response_format=schema)
         except ollama_errors.OllamaCancelled:
-            timings["generate_ms"] = generate_ms + (time.perf_counter() - t0) * 1000
-            return AgentAnswer(status="abgebrochen", answer="", conflicts=conflicts, timings=timings,
-                               regenerations=regenerations, answer_mode="structured")
+            return _stopped(timings, generate_ms, t0, conflicts, regenerations, mode="structured")
         except ollama_errors.OllamaError as exc:
             timings["generate_ms"] = generate_ms + (time.perf_counter() - t0) * 1000
             if on_delta:
                 on_delta(None)
             if checked and any(c.ok for c in checked):
                 break     # the regeneration failed: what passed before still stands
-            result = _degraded(prepared, timings, exc, regenerations)
-            result.answer_mode = "structured"
-            return result
+            return _degraded(prepared, timings, exc, regenerations, mode="structured")
         generate_ms += (time.perf_counter() - t0) * 1000
         prompt_tokens += chat.prompt_eval_count
         answer_tokens += chat.eval_count
@@ -351,14 +345,10 @@ def _answer_selection(prepared, client, on_delta, deadline, cancel, timings):
             chat = _generate(messages, prepared.settings, client, None, deadline, cancel, prepared,
                              response_format=schema, num_predict=80)
         except ollama_errors.OllamaCancelled:
-            timings["generate_ms"] = generate_ms + (time.perf_counter() - t0) * 1000
-            return AgentAnswer(status="abgebrochen", answer="", conflicts=conflicts, timings=timings,
-                               regenerations=regenerations, answer_mode="selection")
+            return _stopped(timings, generate_ms, t0, conflicts, regenerations, mode="selection")
         except ollama_errors.OllamaError as exc:
             timings["generate_ms"] = generate_ms + (time.perf_counter() - t0) * 1000
-            result = _degraded(prepared, timings, exc, regenerations)
-            result.answer_mode = "selection"
-            return result
+            return _degraded(prepared, timings, exc, regenerations, mode="selection")
         generate_ms += (time.perf_counter() - t0) * 1000
         prompt_tokens += chat.prompt_eval_count
         answer_tokens += chat.eval_count
@@ -400,13 +390,21 @@ def _answer_selection(prepared, client, on_delta, deadline, cancel, timings):
         rejected=rejected)
 
 
-def _degraded(prepared, timings, exc, regenerations=0):
+def _stopped(timings, generate_ms, started, conflicts, regenerations, mode="text"):
+    """The answer the user stopped (*Stop* in the panel) while the model generated."""
+    timings["generate_ms"] = generate_ms + (time.perf_counter() - started) * 1000
+    return AgentAnswer(status="abgebrochen", answer="", conflicts=conflicts, timings=timings,
+                       regenerations=regenerations, answer_mode=mode)
+
+
+def _degraded(prepared, timings, exc, regenerations=0, mode="text"):
     _logger.warning("pv_kb: chat model unavailable, extractive answer: %s", exc)
     answer = extractive.extractive_answer(prepared.question, prepared.blocks, conflicts=prepared.conflicts)
     return AgentAnswer(
         status="notbetrieb", answer=answer,
         cited_ids=citations.extract_citations(answer), conflicts=prepared.conflicts, timings=timings,
-        notice=prepared.texts["degraded"] % {"reason": exc.message}, regenerations=regenerations)
+        notice=prepared.texts["degraded"] % {"reason": exc.message}, regenerations=regenerations,
+        answer_mode=mode)
 
 
 def _generate(messages, settings, client, on_delta, deadline, cancel, prepared, response_format=None,

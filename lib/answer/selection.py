@@ -20,7 +20,7 @@ Nothing here imports Odoo.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import md_blocks
 from ..fulltext import is_value_question
@@ -174,8 +174,8 @@ class Choice:
     """The model's answer, read: refused, the chosen units, and what was wrong with it."""
 
     refused: bool = False
-    units: list = None
-    unknown: list = None     # numbers the model named that are not in the context
+    units: list = field(default_factory=list)
+    unknown: list = field(default_factory=list)     # numbers the model named that are not in the context
     error: str = ""
 
 
@@ -186,7 +186,7 @@ def parse_choice(raw: str, units: list[Unit]) -> Choice:
     by_key = {u.key: u for u in units}
     data = loads_lenient(raw)
     if not isinstance(data, dict):
-        return Choice(error="Die Modellantwort ist kein gültiges JSON.", units=[], unknown=[])
+        return Choice(error="Die Modellantwort ist kein gültiges JSON.")
     items = data.get("saetze")
     if isinstance(items, (str, int)):
         items = [items]
@@ -207,10 +207,9 @@ def parse_choice(raw: str, units: list[Unit]) -> Choice:
     if refused or chosen:
         return Choice(refused=refused and not chosen, units=chosen, unknown=unknown)
     if "verweigert" not in data and "saetze" not in data:
-        return Choice(error="Die Modellantwort enthält weder eine Verweigerung noch Nummern.", units=[],
-                      unknown=unknown)
+        return Choice(error="Die Modellantwort enthält weder eine Verweigerung noch Nummern.", unknown=unknown)
     # "verweigert": false without one valid number says nothing: a refusal (as in the structured mode)
-    return Choice(refused=True, units=[], unknown=unknown)
+    return Choice(refused=True, unknown=unknown)
 
 
 def complete_value(question: str, chosen: list[Unit], units: list[Unit]) -> Unit | None:

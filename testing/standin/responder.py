@@ -184,14 +184,12 @@ def is_selection_request(fmt=None) -> bool:
 def selection_answer(messages: list[dict], fmt=None) -> str:
     """The selection mode's counterpart of :func:`default_answer`: the numbers of the (at most two)
     numbered lines sharing the most content words with the question (ties in text order), plus, for each
-    ``KONFLIKT:`` line naming the entry of a chosen line, the best line of every other listed entry; no line sharing a word → the refusal
-    ``{"verweigert": true, "saetze": []}``. Only numbers of the schema's enum are named."""
+    ``KONFLIKT:`` line naming the entry of a chosen line, the best line of every other listed entry; no line
+    sharing a word → the refusal ``{"verweigert": true, "saetze": []}``. Only numbers of the schema's enum are
+    named."""
     user = _last_user(messages)
     question = content_words(_between(user, "frage") or "")
-    allowed = None
-    if isinstance(fmt, dict):
-        items = ((fmt.get("properties") or {}).get("saetze") or {}).get("items") or {}
-        allowed = set(items.get("enum") or []) or None
+    allowed = _enum(fmt, "saetze")
     lines: list[tuple[str, str, str]] = []     # (number, entry id, text)
     entry = ""
     for line in (_between(user, "wissensbasis") or "").splitlines():
@@ -245,6 +243,14 @@ def _last_user(messages: list[dict]) -> str:
                  if isinstance(m, dict) and m.get("role") == "user"), "")
 
 
+def _enum(fmt, name: str) -> set[str] | None:
+    """The ``enum`` of the array property ``name`` of a request's schema (None: no schema or no enum)."""
+    if not isinstance(fmt, dict):
+        return None
+    items = ((fmt.get("properties") or {}).get(name) or {}).get("items") or {}
+    return set(items.get("enum") or []) or None
+
+
 def _schema_keys(fmt) -> set[str]:
     return set((fmt.get("properties") or {}).keys()) if isinstance(fmt, dict) else set()
 
@@ -265,10 +271,7 @@ def rerank_answer(messages: list[dict], fmt=None) -> str:
     (title and excerpt) shares, ties in list order; ids outside the schema's enum are never named."""
     user = _last_user(messages)
     question = content_words(_between(user, "frage") or "")
-    allowed = None
-    if isinstance(fmt, dict):
-        items = ((fmt.get("properties") or {}).get("reihenfolge") or {}).get("items") or {}
-        allowed = set(items.get("enum") or []) or None
+    allowed = _enum(fmt, "reihenfolge")
     scored = []
     for n, line in enumerate((_between(user, "kandidaten") or "").splitlines()):
         match = _CANDIDATE.match(line.strip())
