@@ -15,6 +15,9 @@ Every gold set has a fixed **tuning part** and a **test part** (held out):
     with salt :data:`DEFAULT_SALT`;
   - ``split: test``: the whole set is held out (a gold set that was written
     to check generalisation; the tuning bench refuses it);
+  - ``split: tuning``: the whole set is tuning material (a gold set written
+    to choose knobs on; ``pv_kb eval`` then has no test part to report and
+    says so);
   - ``split: {tuning_share: 0.4, salt: "..."}``: another share or salt.
 
 * Knobs are chosen on the tuning part only. :func:`cross_validate` gives the
@@ -45,6 +48,8 @@ class SplitRule:
     def describe(self) -> str:
         if self.tuning_share == 0:
             return "ganz Testteil (split: test, nie zum Abstimmen)"
+        if self.tuning_share == 1:
+            return "ganz Tuning-Teil (split: tuning, nur zum Abstimmen; kein Testteil)"
         return (f"Tuning-Anteil {self.tuning_share:g} je Art, nach sha256('{self.salt}' + id); "
                 "der Rest ist Testteil")
 
@@ -70,12 +75,14 @@ def split_rule(meta: Mapping | None) -> SplitRule:
         return SplitRule(DEFAULT_TUNING_SHARE, DEFAULT_SALT)
     if isinstance(spec, str) and spec.strip().lower() in ("test", "held-out", "heldout"):
         return SplitRule(0.0, DEFAULT_SALT)
+    if isinstance(spec, str) and spec.strip().lower() in ("tuning", "abstimmung"):
+        return SplitRule(1.0, DEFAULT_SALT)
     if isinstance(spec, Mapping):
         unknown = set(spec) - {"tuning_share", "salt"}
         share = spec.get("tuning_share", DEFAULT_TUNING_SHARE)
         if not unknown and isinstance(share, (int, float)) and not isinstance(share, bool) and 0 <= share < 1:
             return SplitRule(float(share), str(spec.get("salt", DEFAULT_SALT)))
-    raise GoldsetError(["'split' muss 'test' sein oder eine Zuordnung mit tuning_share (0 bis unter 1) "
+    raise GoldsetError(["'split' muss 'test' oder 'tuning' sein oder eine Zuordnung mit tuning_share (0 bis unter 1) "
                         "und optional salt, z. B. split: {tuning_share: 0.5}."])
 
 

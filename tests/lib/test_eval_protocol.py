@@ -1,7 +1,8 @@
 """Tests for lib.eval_protocol: the fixed tuning/test split, folds and cross-validated knob choice."""
 import pytest
 
-from lib.eval_protocol import (DEFAULT_SALT, cross_validate, folds, objective, split_goldset, split_rule)
+from lib.eval_protocol import (DEFAULT_SALT, cross_validate, folds, objective, split_goldset, split_rule,
+                               tuning_part)
 from lib.evaluation import retrieval_metrics
 from lib.goldset_format import GoldQuestion, GoldsetError, read_goldset
 
@@ -48,6 +49,16 @@ def test_a_held_out_gold_set_has_no_tuning_part():
     text = "split: test\nquestions:\n  - {id: a, question: 'A?', kind: fact, expected_ids: [x]}\n"
     goldset = read_goldset(text)
     assert split_goldset(goldset.questions, goldset.meta).tuning == []
+
+
+def test_a_tuning_gold_set_is_all_tuning_part():
+    questions = gold({"fact": 6, "paraphrase": 6})
+    split = split_goldset(questions, {"split": "tuning"})
+    assert split.tuning == questions and split.test == []
+    assert "kein Testteil" in split.rule.describe()
+    text = "split: tuning\nquestions:\n  - {id: a, question: 'A?', kind: fact, expected_ids: [x]}\n"
+    goldset = read_goldset(text)
+    assert [q.id for q in tuning_part(goldset)] == ["a"]
 
 
 @pytest.mark.parametrize("spec", ["train", {"tuning_share": 1.0}, {"tuning_share": -0.1}, {"share": 0.5},
