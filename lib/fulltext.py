@@ -33,9 +33,25 @@ class SynonymTable:
 
     entries: list[Synonym] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    # positions of the entries by first folded word, and of the case-sensitive ones (built on first use; a
+    # merge in parse_synonyms replaces an entry in place, keeping its first word)
+    _by_first: dict[str, list[int]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _sensitive: list[int] = field(default_factory=list, init=False, repr=False, compare=False)
+    _indexed: int = field(default=-1, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    def _index(self) -> tuple[dict[str, list[int]], list[int]]:
+        if self._indexed != len(self.entries):
+            self._by_first, self._sensitive = {}, []
+            for n, syn in enumerate(self.entries):
+                if syn.case_sensitive:
+                    self._sensitive.append(n)
+                else:
+                    self._by_first.setdefault(syn.words[0], []).append(n)
+            self._indexed = len(self.entries)
+        return self._by_first, self._sensitive
 
     def matches(self, raw: str, words: list[str], extra: Iterable[str] = ()) -> list[Synonym]:
         """Rows whose term occurs in a question.
@@ -46,7 +62,15 @@ class SynonymTable:
         """
         found: list[Synonym] = []
         extra_words = set(extra)
-        for syn in self.entries:
+        by_first, sensitive = self._index()
+        # only rows whose first word is a question word or its uninflected form can match (see _same_word)
+        candidates = set(sensitive)
+        for word in set(words) | extra_words:
+            candidates.update(by_first.get(word, ()))
+            for ending in INFLECTIONS:
+                if word.endswith(ending) and len(word) - len(ending) >= 4:
+                    candidates.update(by_first.get(word[:-len(ending)], ()))
+        for syn in (self.entries[n] for n in sorted(candidates)):
             if syn.case_sensitive:
                 if re.search(rf"(?<![^\W_]){re.escape(syn.term)}(?![^\W_])", raw):
                     found.append(syn)

@@ -29,6 +29,8 @@ def _refs(raw):
     """The cross references of an entry as stored (comma-separated ids) as a list."""
     return [r for r in (raw or "").split(",") if r]
 QUERY_EMBED_TIMEOUT = 15.0
+_STEMS = {}              # word -> german_stem (see PvKbRetriever._stems); cleared when it grows past:
+_STEMS_MAX = 50_000
 
 
 @dataclass
@@ -39,6 +41,7 @@ class Candidates:
     degraded: str | None = None
     error: Exception | None = None
     timings: dict = field(default_factory=dict)
+    light: dict = field(default_factory=dict)   # kb_id -> (stand_date, cross_refs) read with the lists
 
 
 @dataclass
@@ -77,8 +80,7 @@ class PvKbRetriever(models.AbstractModel):
             return tsquery, False
         total, df, lexemes = self.env["pv.kb.chunk"]._lexeme_df()
         words = sorted({w for atom in atoms for w, _prefix in fulltext.atom_words(atom)})
-        self.env.cr.execute("SELECT w, ts_lexize('german_stem', w) FROM unnest(%s::text[]) w", [words])
-        stems = {w: (stem[0] if stem else None) for w, stem in self.env.cr.fetchall()}
+        stems = self._stems(words)
 
         def ratio(word, prefix):
             stem = stems.get(word)
@@ -98,6 +100,18 @@ class PvKbRetriever(models.AbstractModel):
         rows = total * sum(min((ratio(w, p) for w, p in fulltext.atom_words(a)), default=0.0)
                            for a in fulltext.tsquery_atoms(pruned))
         return pruned, rows > BROAD_ROWS
+
+    @api.model
+    def _stems(self, words):
+        """{word: PostgreSQL's german_stem of it (None: a stopword)}; remembered per process, since the
+        snowball dictionary is part of the server, not of the data (one round trip less per question)."""
+        missing = [w for w in words if w not in _STEMS]
+        if missing:
+            self.env.cr.execute("SELECT w, ts_lexize('german_stem', w) FROM unnest(%s::text[]) w", [missing])
+            if len(_STEMS) > _STEMS_MAX:
+                _STEMS.clear()
+            _STEMS.update((w, stem[0] if stem else None) for w, stem in self.env.cr.fetchall())
+        return {w: _STEMS.get(w) for w in words}
 
     # --- the candidate lists ----------------------------------------------------
     @api.model
@@ -122,7 +136,7 @@ class PvKbRetriever(models.AbstractModel):
         return card_hits if cards else sections
 
     @api.model
-    def _dense_lists(self, vector, filters=None, limit=CANDIDATES, card_limit=0, model=None, table=None):
+    def _dense_lists(self, vector, filters=None, limit=CANDIDATES, card_limit=0, model=None, table=None, light=None):
         """(sections, cards): the ``limit`` nearest sections and the ``card_limit`` nearest entry cards, in one
         statement (the two ranked queries joined by UNION ALL: one round trip, one vector literal).
 
@@ -131,6 +145,7 @@ class PvKbRetriever(models.AbstractModel):
         keeps filling (pgvector >= 0.8). Only vectors of the current model are comparable with the query's.
         Above 2,000 dimensions the index is on halfvec (lib.embed_job), and the query orders by the same
         expression. ``table``: a scratch table of this session (an evaluation with another embedding model).
+        ``light``: a dict that receives :meth:`_entry_light` of the entries found (read in the same statement).
         """
         if table:
             return (self._scratch_hits(vector, filters, limit, table) if limit else [],
@@ -151,7 +166,7 @@ class PvKbRetriever(models.AbstractModel):
             if filters:
                 where = SQL("%s AND c.entry_id IN (SELECT e.id FROM pv_kb_entry e WHERE %s)", where,
                             self._filter_sql(filters))
-            branches.append(SQL("""(SELECT %s AS card, c.id, c.kb_id, c.section_key, %s AS distance
+            branches.append(SQL("""(SELECT %s AS card, c.id, c.kb_id, c.section_key, %s AS distance, c.entry_id
                                       FROM pv_kb_chunk c WHERE %s ORDER BY %s LIMIT %s)""",
                                 is_card, distance, where, distance, count))
         if not branches:
@@ -159,9 +174,14 @@ class PvKbRetriever(models.AbstractModel):
         # both settings in one round trip (SET takes no bind parameters: the number is formatted as an int)
         self.env.cr.execute("SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = %d"
                             % int(max(limit, card_limit, EF_SEARCH)))
-        self.env.cr.execute(SQL(" UNION ALL ").join(branches))
+        # the entries' Stand and cross references come along (fusion reads them): one round trip less
+        self.env.cr.execute(SQL("""SELECT u.card, u.id, u.kb_id, u.section_key, u.distance, e.stand_date, e.cross_refs
+                                     FROM (%s) u JOIN pv_kb_entry e ON e.id = u.entry_id""",
+                                SQL(" UNION ALL ").join(branches)))
         rows = sorted(self.env.cr.fetchall(), key=lambda r: (r[4], r[1]))
-        return tuple(fusion.ranked((cid, kb_id, key, 1.0 - dist) for card, cid, kb_id, key, dist in rows
+        if light is not None:
+            light.update((kb_id, (date, _refs(refs))) for _card, _cid, kb_id, _key, _dist, date, refs in rows)
+        return tuple(fusion.ranked((cid, kb_id, key, 1.0 - dist) for card, cid, kb_id, key, dist, _date, _refs_ in rows
                                    if card is wanted) for wanted in (False, True))
 
     @api.model
@@ -181,11 +201,11 @@ class PvKbRetriever(models.AbstractModel):
         return fusion.ranked((cid, kb_id, key, 1.0 - dist) for cid, kb_id, key, dist in self.env.cr.fetchall())
 
     @api.model
-    def _fts_hits(self, tsquery, filters=None, limit=CANDIDATES, within=None, rank=None):
+    def _fts_hits(self, tsquery, filters=None, limit=CANDIDATES, within=None, rank=None, light=None):
         """Full-text candidates; ``within`` (chunk ids) limits the ranking to those chunks.
 
         ``rank``: (field weights, normalisation) of ``ts_rank`` instead of lib/ranking.py's (the tuning bench
-        compares them)."""
+        compares them); ``light``: see :meth:`_dense_lists`."""
         weights, normalization = rank or (FTS_RANK_WEIGHTS, FTS_RANK_NORMALIZATION)
         if not tsquery:
             return []
@@ -194,12 +214,16 @@ class PvKbRetriever(models.AbstractModel):
             where = SQL("%s AND c.id = ANY(%s)", where, list(within))
         # ts_rank with the field weights and the length normalisation of lib/ranking.py
         self.env.cr.execute(SQL("""
-            SELECT c.id, e.kb_id, c.section_key, ts_rank(%s::float4[], c.search_tsv, q, %s) AS rank
+            SELECT c.id, e.kb_id, c.section_key, ts_rank(%s::float4[], c.search_tsv, q, %s) AS rank,
+                   e.stand_date, e.cross_refs
               FROM pv_kb_chunk c JOIN pv_kb_entry e ON e.id = c.entry_id, to_tsquery('german', %s) q
              WHERE c.search_tsv @@ q AND %s
              ORDER BY rank DESC, c.id
              LIMIT %s""", list(weights), normalization, tsquery, where, limit))
-        return fusion.ranked(self.env.cr.fetchall())
+        rows = self.env.cr.fetchall()
+        if light is not None:
+            light.update((kb_id, (date, _refs(refs))) for _cid, kb_id, _key, _rank, date, refs in rows)
+        return fusion.ranked(row[:4] for row in rows)
 
     @api.model
     def _query_vector(self, text, settings, client=None, gated=None):
@@ -248,7 +272,7 @@ class PvKbRetriever(models.AbstractModel):
                     limit = BROAD_RERANK if broad and mode == "hybrid" else CANDIDATES
                     hits, card_hits = self._dense_lists(
                         vector, filters, limit=limit, card_limit=CARD_CANDIDATES if mode == "hybrid" and cards else 0,
-                        model=settings["embedding_model"], table=settings.get("vector_table"))
+                        model=settings["embedding_model"], table=settings.get("vector_table"), light=cand.light)
                     cand.lists["dense"] = hits[:CANDIDATES]
                     if mode == "hybrid" and cards:
                         cand.lists["card"] = card_hits
@@ -265,7 +289,8 @@ class PvKbRetriever(models.AbstractModel):
             t0 = time.perf_counter()
             if mode == "dense":   # fell back to full text
                 tsquery, broad = self._prune_query(cand.plan.tsquery)
-            cand.lists["fts"] = self._fts_hits(tsquery, filters, within=rerank_pool or None, rank=fts_rank)
+            cand.lists["fts"] = self._fts_hits(tsquery, filters, within=rerank_pool or None, rank=fts_rank,
+                                               light=cand.light)
             cand.timings["fts_ms"] = (time.perf_counter() - t0) * 1000
         return cand
 
@@ -290,7 +315,10 @@ class PvKbRetriever(models.AbstractModel):
         t0 = time.perf_counter()
         # fusion needs the Stand of every candidate entry; the full facts (legal bases, …) only the few kept,
         # read in one query with the entries their cross references name (the active ones may be added)
-        light = self._entry_light({h.entry_id for hits in lists.values() for h in hits})
+        light = dict(cand.light)
+        missing = {h.entry_id for hits in lists.values() for h in hits} - set(light)
+        if missing:   # a scratch table (evaluation) does not read them along
+            light.update(self._entry_light(missing))
         entries = fusion.rank_entries(lists, dataclasses.replace(RECIPE, k=settings["rrf_k"]),
                                       value_question=plan.is_value_question, top_n=k,
                                       stand_dates={i: date for i, (date, _refs) in light.items()})

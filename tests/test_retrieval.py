@@ -189,6 +189,17 @@ class TestRetrieval(StandInCase):
         self.assertEqual(filtered.entry_ids[:1], ["lb-url-01"])
         self.assertNotIn("lb-sb-01", filtered.entry_ids)
 
+    def test_the_entry_facts_read_with_the_lists_are_those_of_the_entries_found(self):
+        # the dense and full-text statements bring each entry's Stand and cross references along (fusion reads
+        # them); they must be exactly what the separate query reads, for every entry of every list
+        Retriever = self.env["pv.kb.retriever"]
+        settings = self.env["pv.kb.settings"]._get()
+        cand = Retriever._candidates("Sachbezug Dienstwagen Urlaub", "hybrid", None, settings, cards=True)
+        found = {h.entry_id for hits in cand.lists.values() for h in hits}
+        self.assertEqual(set(cand.lists), {"dense", "fts", "card"})
+        self.assertGreaterEqual(len(found), 2)
+        self.assertEqual(cand.light, Retriever._entry_light(found))
+
     def test_falls_back_to_fulltext_when_ollama_is_down(self):
         self.set_settings(ollama_url="http://127.0.0.1:9")
         with mute_logger("odoo.addons.pv_kb.models.pv_kb_retriever", "odoo.addons.pv_kb.lib.ollama"):
