@@ -271,7 +271,7 @@ class ResConfigSettings(models.TransientModel):
              "them word for word with source and Stand (for small models).")
     pv_kb_answer_modes = fields.Char(
         "Answer mode per chat model", config_parameter="pv_kb.answer_modes",
-        help="Exceptions to the answer mode, e.g. 'qwen2.5-coder:1.5b=structured; qwen3=text' (a name without "
+        help="Exceptions to the answer mode, e.g. 'qwen2.5-coder:1.5b=selection; qwen3=text' (a name without "
              "tag applies to all its tags).")
     pv_kb_max_concurrent_answers = fields.Integer(
         "Concurrent answers (all users)", config_parameter="pv_kb.max_concurrent_answers",

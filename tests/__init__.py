@@ -14,3 +14,4 @@ from . import test_embedding_job
 from . import test_concurrency
 from . import test_rerank
 from . import test_selection
+from . import test_migrations
