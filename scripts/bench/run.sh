@@ -11,9 +11,11 @@
 #   scripts/bench/run.sh pipeline DB         agent overhead beyond the model calls on the demo gold set
 #   scripts/bench/run.sh health [DB]         health check of the whole base, five runs, rolled back (default: 601 synthetic
 #                                            + demo entries with random vectors, as scale 601 builds them)
-#   scripts/bench/run.sh tune DB             fusion recipes cross-validated on the tuning part of the demo gold set,
-#                                            reported on its test part and on data/demo_kb/goldset_praxis.yaml
-#                                            (DB with e5 embeddings; BENCH_GOLDSET / BENCH_HELDOUT override)
+#   scripts/bench/run.sh tune DB             fusion recipes and full-text scoring cross-validated on the pooled tuning
+#                                            parts of the demo gold set and goldset_abstimmung.yaml, reported on the
+#                                            test part and on data/demo_kb/goldset_praxis.yaml (DB with e5 embeddings,
+#                                            ~3 min; BENCH_GOLDSET / BENCH_HELDOUT override, BENCH_CHOOSE_ONLY=1 stops
+#                                            before the held-out reports)
 #   scripts/bench/run.sh load [USERS]        USERS (20) ask at once while the stand-in streams slowly (first token
 #                                            1.5 s, 30 ms per token): Odoo with --workers 4 (streams on the gevent
 #                                            port) and threaded; completed, errors, first text, total, peak DB
