@@ -41,14 +41,22 @@ def agent_entries():
     }
 
 
-@tagged("post_install", "-at_install", "pv_kb", "pv_kb_agent")
-class TestAgent(StandInCase):
+class AgentCase(StandInCase):
+    """The agent over :func:`agent_entries`, in the answer mode ``ANSWER_MODE`` (None: the default)."""
+
+    ANSWER_MODE = None
 
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
         cls.load_entries(agent_entries(), "agent")
+        if cls.ANSWER_MODE:
+            cls.set_settings(answer_mode=cls.ANSWER_MODE)
         cls.agent = cls.env["pv.kb.agent"]
+
+
+@tagged("post_install", "-at_install", "pv_kb", "pv_kb_agent")
+class TestAgent(AgentCase):
 
     def test_default_answer_is_grounded_cited_and_logged(self):
         result = self.agent._ask("Wie hoch ist der Freibetrag für Sonderzahlungen?")

@@ -13,8 +13,7 @@ from odoo.tools import mute_logger
 
 from odoo.addons.pv_kb.lib.answer.types import REFUSAL_TEXT
 
-from .common import StandInCase
-from .test_agent import QUIET, agent_entries
+from .test_agent import QUIET, AgentCase
 
 QUESTION = "Wie hoch ist der Freibetrag für Sonderzahlungen?"
 
@@ -24,14 +23,9 @@ def numbers(*keys, refused=False):
 
 
 @tagged("post_install", "-at_install", "pv_kb", "pv_kb_structured")
-class TestSelectionAnswers(StandInCase):
+class TestSelectionAnswers(AgentCase):
 
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.load_entries(agent_entries(), "agent")
-        cls.set_settings(answer_mode="selection")
-        cls.agent = cls.env["pv.kb.agent"]
+    ANSWER_MODE = "selection"
 
     def numbered_lines(self, request):
         return dict(re.findall(r"^\[(S\d+)\] (.*)$", request["texts"][-1], re.M))

@@ -17,7 +17,7 @@ from odoo.addons.pv_kb.lib import bakeoff, goldset_format
 from odoo.addons.pv_kb.lib.answer.types import REFUSAL_TEXT
 
 from .common import StandInCase
-from .test_agent import QUIET, agent_entries
+from .test_agent import QUIET, AgentCase, agent_entries
 
 QUESTION = "Wie hoch ist der Freibetrag für Sonderzahlungen?"
 
@@ -36,14 +36,9 @@ def statement(text="Der Freibetrag für Sonderzahlungen beträgt € 620.", ids=
 
 
 @tagged("post_install", "-at_install", "pv_kb", "pv_kb_structured")
-class TestStructuredAnswers(StandInCase):
+class TestStructuredAnswers(AgentCase):
 
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.load_entries(agent_entries(), "agent")
-        cls.set_settings(answer_mode="structured")
-        cls.agent = cls.env["pv.kb.agent"]
+    ANSWER_MODE = "structured"
 
     def test_default_structured_answer_is_rendered_in_code_with_quotes(self):
         result = self.agent._ask(QUESTION)
