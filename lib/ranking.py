@@ -52,10 +52,10 @@ FTS_RANK_NORMALIZATION = 1
 # acts on an RRF recipe (a bench or a later choice).
 RRF_K = 10
 # How the lists are combined (lib.fusion.rank_entries), chosen with scripts/bench/tune_fusion.py on the pooled
-# tuning parts of the demo gold set and of the tuning-only set data/demo_kb/goldset_abstimmung.yaml (174
+# tuning parts of the demo gold set and of the tuning-only set data/demo_kb/goldset_abstimmung.yaml (156
 # questions with expected ids), over the demo base with the 601 distractors (docs/retrieval.md, 2026-12-02
-# "Fusion"): family by 5-fold cross-validation (convex CV R@8 0.963 / MRR 0.901 / hit@1 0.851, RRF 0.957 /
-# 0.881 / 0.816, rescue 0.934 / 0.797 / 0.713), knobs on the whole tuning pool: min-max-normalised scores of
+# "Fusion"): family by 5-fold cross-validation (convex CV R@8 0.958 / MRR 0.883 / hit@1 0.821, RRF 0.939 /
+# 0.866 / 0.808, rescue 0.910 / 0.760 / 0.679), knobs on the whole tuning pool: min-max-normalised scores of
 # dense sections (1.0), full text (1.5; 1.0 for value/§ questions) and the entry cards (0.5), all 50
 # candidates of each list (depth None), further sections of an entry add 0.4^i. The Kernwerte boost
 # (lib.fusion.Recipe's 1.25) was not varied.
