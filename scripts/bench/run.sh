@@ -16,6 +16,9 @@
 #                                            test part and on data/demo_kb/goldset_praxis.yaml (DB with e5 embeddings,
 #                                            ~3 min; BENCH_GOLDSET / BENCH_HELDOUT override, BENCH_CHOOSE_ONLY=1 stops
 #                                            before the held-out reports)
+#   scripts/bench/run.sh ceiling DB          learning to rank and dense feedback cross-validated on the same tuning
+#                                            pool; BENCH_CEILING=1 adds the ceiling (weights fitted on the held-out
+#                                            praxis set itself: an upper bound, never a result; ~5 min)
 #   scripts/bench/run.sh load [USERS]        USERS (20) ask at once while the stand-in streams slowly (first token
 #                                            1.5 s, 30 ms per token): Odoo with --workers 4 (streams on the gevent
 #                                            port) and threaded; completed, errors, first text, total, peak DB
@@ -79,10 +82,11 @@ case $what in
         pv_kb_cmd import "$syn/wissensbasis" -d $db --log-level=warn | sed -n 3,4p
         psql_super -d $db -c "SELECT 're-import unchanged: ' || round(duration::numeric, 2) || ' s' FROM pv_kb_batch ORDER BY id DESC LIMIT 1"
         ;;
-    retrieval|tune)
+    retrieval|tune|ceiling)
         start_standin --embed-model multilingual-e5-small=e5 --overhead-ms 0
         trap 'kill $STANDIN_PID 2>/dev/null' EXIT
-        script=$([[ $what == tune ]] && echo tune_fusion.py || echo bench_retrieval.py)
+        script=$(case $what in tune) echo tune_fusion.py ;; ceiling) echo signal_ceiling.py ;;
+                 *) echo bench_retrieval.py ;; esac)
         STANDIN_URL=$STANDIN_URL BENCH_HELDOUT=${BENCH_HELDOUT-$REPO/data/demo_kb/goldset_praxis.yaml} \
             shell "${1:?database}" "$REPO/scripts/bench/$script" ;;
     scale)
@@ -157,5 +161,5 @@ PYEOF
             fi
             kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true
         done ;;
-    *) die "Aufruf: scripts/bench/run.sh import|retrieval DB|tune DB|scale [ENTRIES]|embed [OPTIONS]|reembed DB|pipeline DB|health [DB]|load [USERS]|pii [OPTIONS]|pii-odoo [DB]" ;;
+    *) die "Aufruf: scripts/bench/run.sh import|retrieval DB|tune DB|ceiling DB|scale [ENTRIES]|embed [OPTIONS]|reembed DB|pipeline DB|health [DB]|load [USERS]|pii [OPTIONS]|pii-odoo [DB]" ;;
 esac
