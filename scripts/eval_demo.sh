@@ -29,6 +29,8 @@ ensure_all
 if [[ -z $(psql_super -d postgres -c "SELECT 1 FROM pg_database WHERE datname='$db'") ]]; then
     say "Datenbank $db wird angelegt"
     odoo_bin -c "$ODOO_CONF" -d "$db" -i pv_kb --stop-after-init --logfile="$LOGDIR/eval-install.log"
+else   # a database of an earlier run: the addon's shipped data (the synonym table) as in this checkout
+    odoo_bin -c "$ODOO_CONF" -d "$db" -u pv_kb --stop-after-init --logfile="$LOGDIR/eval-install.log"
 fi
 syn=$PV_KB_HOME/synthetic-$entries
 if [[ ! -f $syn/wissensbasis/kb.json ]]; then

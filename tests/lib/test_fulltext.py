@@ -46,6 +46,11 @@ def test_load_synonyms_csv_reads_the_shipped_file():
     terms = {syn.term: syn.expansion_labels for syn in table.entries}
     assert "Sonderzahlung" in terms["Weihnachtsgeld"]
     assert "Dienstwagen" in terms["Firmenauto"]
+    # the abbreviations of the practice point at the base's long forms
+    assert terms["FaBo"] == ("Familienbonus Plus",) and "Höchstbeitragsgrundlage" in terms["Beitragsdeckel"]
+    assert "Kommunalsteuer" in terms["Gemeindesteuer"] and "Nächtigungsgeld" in terms["Übernachtungspauschale"]
+    # Mehrstunden (part time, § 19d AZG) and Überstunden are different things: neither expands to the other
+    assert not {"Mehrstunden", "Überstunden"} & {*terms["Überstunden"], *terms["Mehrstunden"]}
 
 
 def test_load_synonyms_csv_rejects_a_wrong_header(tmp_path):
