@@ -112,13 +112,13 @@ def objective(questions, ranked):
     return eval_protocol.objective(evaluation.retrieval_metrics([(q, ranked[q.id]) for q in questions])["overall"])
 
 
-def ascend(questions, cases, weights=START, steps=(1.0, 0.5, 0.25, 0.1), rounds=4):
-    """Coordinate ascent on the objective: each feature's weight moved by each step while that helps."""
+def ascend(questions, cases, weights=START, names=FEATURES, steps=(1.0, 0.5, 0.25, 0.1), rounds=4):
+    """Coordinate ascent on the objective: each weight of ``names`` moved by each step while that helps."""
     weights = dict(weights)
     best = objective(questions, linear(weights, cases, questions))
     for _ in range(rounds):
         improved = False
-        for name in FEATURES:
+        for name in names:
             for step in steps:
                 for sign in (1, -1):
                     trial = dict(weights, **{name: round(weights.get(name, 0.0) + sign * step, 3)})
@@ -152,9 +152,7 @@ for label, names in (("the recipe's six features", tuple(START)), (f"all {len(FE
     for fold in folds:
         ids = {q.id for q in fold}
         train = [q for q in tuning if q.id not in ids]
-        w = ascend(train, cases, {k: v for k, v in START.items() if k in names})
-        w = {k: v for k, v in w.items() if k in names}
-        kept.update(linear(w, cases, fold))
+        kept.update(linear(ascend(train, cases, names=names), cases, fold))
     print(f"  {label:26s} CV {row(tuning, kept)}")
 
 print("\n== 2. Dense pseudo-relevance feedback on the tuning pool (fused by the current recipe)")
