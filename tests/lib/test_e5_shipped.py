@@ -66,6 +66,20 @@ def test_write_and_lookup_round_trip(tmp_path):
     assert path.read_bytes() == first                              # same records, same bytes
 
 
+def test_the_packed_vectors_read_back_bit_for_bit(tmp_path):
+    # byte planes + LZMA is lossless: every float16 value (signs, tiny and large ones, zero) comes back as written
+    rng = np.random.default_rng(5)
+    values = np.concatenate([rng.normal(scale=0.05, size=(30, 384)), np.zeros((1, 384)),
+                             np.full((1, 384), -65504.0), np.full((1, 384), 6e-8)]).astype(np.float16)
+    records = [Record(i % 2 == 0, f"Text {i}", values[i], i) for i in range(len(values))]
+    e5_shipped.write(records, tmp_path / "v.npz")
+    shipped = ShippedVectors(tmp_path / "v.npz")
+    for record in records:
+        vector, tokens = shipped.lookup(record.is_query, record.text)
+        assert np.array_equal(np.asarray(vector, dtype=np.float16), record.vector) and tokens == record.tokens
+    assert len(shipped.records()) == len(records)
+
+
 def test_the_backend_serves_shipped_vectors_before_cache_and_model(tmp_path, monkeypatch):
     path = tmp_path / "v.npz"
     vector = np.linspace(-1, 1, 384)
