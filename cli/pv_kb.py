@@ -21,7 +21,7 @@ this run only; the stored settings stay as they are: an evaluation with another
 embedding model, server or passage prefix embeds the base into a temporary table
 of its own session and leaves the production vectors untouched; ``embed`` takes
 only --ollama-url (the same model computed on another server).  ``eval`` reports
-the test part of the gold set (held out from tuning, lib/eval_protocol.py) unless
+the test part of the gold set (held out from tuning, lib/evaluation/protocol.py) unless
 --part says otherwise.  ``--rerank`` / ``--rewrite`` (and ``--no-…``) switch the optional chat-model
 steps of the search on or off for this run (eval, ask, bakeoff); eval then reports their latency.
 Exit code 0 on success,
@@ -88,10 +88,10 @@ class Pv_Kb(Command):
                 p.add_argument("--" + key.replace("_", "-"))
             # the optional chat-model steps of the search, for this run only (default: the stored settings)
             p.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
-                           help="the chat model reranks the best entries (lib/rerank.py)")
+                           help="the chat model reranks the best entries (lib/search/rerank.py)")
             p.add_argument("--rerank-depth", type=int, help="how many entries it reranks (5-40, default: setting)")
             p.add_argument("--rewrite", dest="query_rewrite", action=argparse.BooleanOptionalAction, default=None,
-                           help="the chat model rewrites the question for the search (lib/query_rewrite.py)")
+                           help="the chat model rewrites the question for the search (lib/search/rewrite.py)")
         emb.add_argument("--ollama-url", help="compute the configured model on this server (this run only)")
         args, odoo_args = parser.parse_known_args(cmdargs)
         config.parse_config(odoo_args, setup_logging=True)
@@ -180,7 +180,7 @@ class Pv_Kb(Command):
     def cmd_embed(self, dbname, args):
         from odoo import api
 
-        from odoo.addons.pv_kb.lib import ollama_errors
+        from odoo.addons.pv_kb.lib.llm import errors as ollama_errors
 
         from odoo.addons.pv_kb.models.pv_kb_chunk_embed import EmbeddingBusy
 
@@ -200,7 +200,12 @@ class Pv_Kb(Command):
     def cmd_eval(self, dbname, args):
         from odoo import api
 
-        from odoo.addons.pv_kb.lib import eval_protocol, evaluation, goldset_format, ollama_errors
+        from odoo.addons.pv_kb.lib.evaluation import (
+            protocol as eval_protocol,
+            metrics as evaluation,
+            goldset as goldset_format,
+        )
+        from odoo.addons.pv_kb.lib.llm import errors as ollama_errors
 
         try:
             goldset = goldset_format.read_goldset(args.goldset)
@@ -311,7 +316,7 @@ class Pv_Kb(Command):
         from odoo import api
         from odoo.exceptions import UserError
 
-        from odoo.addons.pv_kb.lib import bakeoff, goldset_format
+        from odoo.addons.pv_kb.lib.evaluation import bakeoff, goldset as goldset_format
         from odoo.addons.pv_kb.lib.answer import structured
 
         try:

@@ -28,7 +28,7 @@ from werkzeug.exceptions import BadRequest, Forbidden
 from odoo import api, http
 from odoo.http import request
 
-from ..lib import ollama_transport
+from ..lib.llm import transport as ollama_transport
 from ..lib.answer import stages
 from ..lib.answer.respond import respond
 from ..models.pv_kb_agent import interactive_client

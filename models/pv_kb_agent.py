@@ -1,7 +1,7 @@
 """The grounded question-answering service: retrieve, gate, ground, generate, validate, log.
 
 Rules and checks are pure functions in ``lib/answer/`` (see its docstring for the order) and
-``lib/followup.py``; this model wires them to the retriever, the Ollama client and the question log.
+``lib/search/followup.py``; this model wires them to the retriever, the Ollama client and the question log.
 """
 import json
 import logging
@@ -9,7 +9,8 @@ import time
 
 from odoo import api, models
 
-from ..lib import followup, pii
+from ..lib.search import followup
+from ..lib.pii import gate as pii
 from ..lib.answer import conflicts as conflict_rules, freetext, gate, prompt, selection, stages, structured
 from ..lib.answer.respond import PreparedQuestion, respond
 from ..lib.answer.types import ContextBlock, EntryFacts

@@ -2,7 +2,8 @@ from odoo import api, fields, models
 from odoo.exceptions import UserError
 from odoo.tools import SQL
 
-from ..lib import chunking, entry_card
+from ..lib.kb import chunking
+from ..lib.search import entry_card
 
 SECTION_KEYS = [
     ("zusammenfassung", "Summary"),
@@ -11,7 +12,7 @@ SECTION_KEYS = [
     ("payroll", "Payroll relevance"),
     ("verweise", "References"),
     ("other", "Other"),
-    (entry_card.CARD_KEY, "Entry card"),   # one per entry, ranks entries; never a passage (lib/entry_card.py)
+    (entry_card.CARD_KEY, "Entry card"),   # one per entry, ranks entries; never a passage (lib/search/entry_card.py)
 ]
 
 
@@ -59,7 +60,7 @@ class PvKbChunk(models.Model):
     # --- entry cards ---------------------------------------------------------
     @api.model
     def _sync_cards(self, entry_ids=None):
-        """Create or update the entry card (lib/entry_card.py) of the given entries (database ids; all active
+        """Create or update the entry card (lib/search/entry_card.py) of the given entries (database ids; all active
         entries when None). A card whose text changed gets a new content hash, so the cron embeds it again.
         Returns the number of cards created or changed."""
         self.env.flush_all()

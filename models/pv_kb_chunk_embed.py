@@ -1,6 +1,6 @@
 """The embedding job of pv.kb.chunk: the typed vector column, its HNSW index and the scheduled action.
 
-Production rules (see lib/embed_job.py for the pure parts):
+Production rules (see lib/kb/embed_job.py for the pure parts):
 - the job stops before a batch that would not end within Odoo's real-time limit and within the cron's
   time slice (``_commit_progress``); Odoo runs it again, so a long first embedding never triggers a
   server reload;
@@ -23,7 +23,8 @@ from odoo import api, fields, models
 from odoo.addons.base.models.ir_cron import MIN_TIME_PER_JOB
 from odoo.tools import SQL, config
 
-from ..lib import chunking, embed_job, ollama, ollama_errors
+from ..lib.kb import chunking, embed_job
+from ..lib.llm import client as ollama, errors as ollama_errors
 
 _logger = logging.getLogger(__name__)
 

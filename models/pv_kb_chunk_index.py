@@ -1,6 +1,6 @@
 """The full-text side of pv.kb.chunk: the ``search_tsv`` column, its index version and the caches derived from it.
 
-- ``_index_chunks`` writes ``search_tsv`` (German, compound parts from ``lib/compounds.py``, field weights);
+- ``_index_chunks`` writes ``search_tsv`` (German, compound parts from ``lib/search/compounds.py``, field weights);
   the importer calls it for the chunks a batch touched;
 - every indexing bumps the index version (a fresh token in ``ir.config_parameter``), which renews the
   per-process caches of this file in every worker: the lexicon for compound splitting and the document
@@ -15,7 +15,7 @@ import uuid
 from odoo import api, models
 from odoo.tools import SQL
 
-from ..lib import compounds, entry_card, fulltext
+from ..lib.search import compounds, entry_card, fulltext
 
 _CACHE_LOCK = threading.Lock()
 _CACHE = {}              # (dbname, name) -> (version, value): lexicon, synonyms, document frequencies
@@ -54,7 +54,7 @@ class PvKbChunkIndex(models.Model):
 
     @api.model
     def _lexicon(self):
-        """Word counts of the active base: the dictionary for compound splitting (lib.compounds)."""
+        """Word counts of the active base: the dictionary for compound splitting (lib.search.compounds)."""
         def build():
             self.env.cr.execute("""
                 SELECT c.text, c.heading_path, e.name FROM pv_kb_chunk c JOIN pv_kb_entry e ON e.id = c.entry_id
@@ -83,7 +83,7 @@ class PvKbChunkIndex(models.Model):
     # --- writing the index -------------------------------------------------------
     @api.model
     def _index_chunks(self, chunk_ids=None):
-        """Compute ``search_tsv`` for chunks with compound parts (lib.compounds) and field weights.
+        """Compute ``search_tsv`` for chunks with compound parts (lib.search.compounds) and field weights.
 
         A = entry id, title, tags, legal bases, topic; B = heading; D = text.
         """

@@ -47,7 +47,7 @@ class PvKbEntry(models.Model):
     content_hash = fields.Char(readonly=True, index=True)
     batch_id = fields.Many2one("pv.kb.batch", "Last import", readonly=True, ondelete="set null")
     active = fields.Boolean(default=True, readonly=True)
-    # the sections; the entry card (a chunk row of its own kind, lib/entry_card.py) is not one
+    # the sections; the entry card (a chunk row of its own kind, lib/search/entry_card.py) is not one
     chunk_ids = fields.One2many("pv.kb.chunk", "entry_id", "Sections", readonly=True,
                                 domain=[("section_key", "!=", "card")])
     chunk_count = fields.Integer(compute="_compute_chunk_count")

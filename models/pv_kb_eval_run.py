@@ -1,6 +1,6 @@
 """Stored evaluation runs: the gold set answered by one chat model in one answer mode (the bake-off).
 
-The numbers and checks are computed by ``lib/bakeoff.py``; this model stores them so that runs can be
+The numbers and checks are computed by ``lib/evaluation/bakeoff.py``; this model stores them so that runs can be
 compared in list, pivot and graph views and over time. Written by ``pv_kb bakeoff``, by the KB manager's
 bake-off wizard and by the evaluation of the Odoo test runner.
 """
@@ -12,7 +12,8 @@ from markupsafe import Markup
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError
 
-from ..lib import bakeoff, ollama_errors
+from ..lib.evaluation import bakeoff
+from ..lib.llm import errors as ollama_errors
 from ..lib.answer import structured
 
 MANAGER = "pv_kb.group_pv_kb_manager"

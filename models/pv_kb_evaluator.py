@@ -1,7 +1,8 @@
 """Evaluation on a gold set: the same code for `odoo-bin … pv_kb eval` and the Odoo test."""
 from odoo import api, models
 
-from ..lib import evaluation, query_rewrite
+from ..lib.evaluation import metrics as evaluation
+from ..lib.search import rewrite as query_rewrite
 from ..lib.answer import stages
 
 STEP_LABELS = {"rewrite_ms": "Query-Rewriting (Chat-Modell)", "rerank_ms": "Reranking (Chat-Modell)"}

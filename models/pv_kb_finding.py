@@ -1,11 +1,11 @@
 """The health check's findings: what the curator should look at, stored by key so that a re-run updates them.
 
-The checks themselves are ``lib/health.py``; the run that calls them is ``models/pv_kb_health.py``.
+The checks themselves are ``lib/cockpit/health.py``; the run that calls them is ``models/pv_kb_health.py``.
 """
 from odoo import api, fields, models
 from odoo.exceptions import AccessError
 
-from ..lib import health
+from ..lib.cockpit import health
 
 KINDS = [
     ("conflict", "Conflict"),

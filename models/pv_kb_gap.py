@@ -1,13 +1,15 @@
 """Gaps of the base: the questions it could not answer well, grouped for the curator.
 
-The grouping is ``lib/gaps.py``; this file embeds the questions and the entries' profiles for it (through
+The grouping is ``lib/cockpit/gaps.py``; this file embeds the questions and the entries' profiles for it (through
 the personal-data gate, see docs/pii.md) and stores the groups. The health run refreshes them.
 """
 import logging
 
 from odoo import api, fields, models
 
-from ..lib import gaps, ollama, ollama_errors, pii
+from ..lib.cockpit import gaps
+from ..lib.llm import client as ollama, errors as ollama_errors
+from ..lib.pii import gate as pii
 from .pv_kb_finding import check_manager
 
 _logger = logging.getLogger(__name__)

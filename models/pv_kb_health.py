@@ -1,6 +1,6 @@
 """The curator's cockpit: the health check of the whole base and the numbers of the Übersicht.
 
-The logic lives in ``lib/health.py``; this file reads the data for it (SQL where the amount of data asks for
+The logic lives in ``lib/cockpit/health.py``; this file reads the data for it (SQL where the amount of data asks for
 it), lets ``pv.kb.finding`` store what it finds (``models/pv_kb_finding.py``) and refreshes the gap groups
 (``models/pv_kb_gap.py``). An entry's neighbours and findings: ``models/pv_kb_entry_related.py``.
 """
@@ -11,7 +11,7 @@ import time
 
 from odoo import api, fields, models
 
-from ..lib import health
+from ..lib.cockpit import health
 from ..lib.answer.conflicts import detect_conflicts
 from ..lib.answer.types import EntryFacts
 from .pv_kb_finding import KINDS, SEVERITIES, check_manager
@@ -93,7 +93,7 @@ class PvKbHealthRun(models.Model):
     def _duplicate_pairs(self):
         """(a, b, similarity) for each entry's summary and its nearest summaries of other entries.
 
-        The entry cards (lib/entry_card.py) are left out of the neighbours: an entry's own card, next to
+        The entry cards (lib/search/entry_card.py) are left out of the neighbours: an entry's own card, next to
         its summary, would take one of the few places.
 
         One index query per summary chunk (``ORDER BY embedding <=> v LIMIT n`` on the chunk table, so

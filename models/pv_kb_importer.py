@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from odoo import api, fields, models
 from odoo.exceptions import UserError
 
-from ..lib import chunking, import_plan, kb_batch, kb_format, rendering, zip_guard
+from ..lib.kb import chunking, import_plan, batch as kb_batch, format as kb_format, rendering, zip_guard
 
 _logger = logging.getLogger(__name__)
 IMPORT_LOCK_KEY = 0x70766B69   # "pvki": advisory lock of the import

@@ -1,7 +1,7 @@
 """Hybrid retrieval: dense (pgvector: sections and entry cards) + German full text (tsvector), fused to entries.
 
-The ranking logic lives in ``lib/fusion.py``, ``lib/fulltext.py`` and ``lib/compounds.py``, its constants in
-``lib/ranking.py``; this model only runs the SQL queries (reads only) and feeds them the question. The index
+The ranking logic lives in ``lib/search/fusion.py``, ``lib/search/fulltext.py`` and ``lib/search/compounds.py``, its constants in
+``lib/search/ranking.py``; this model only runs the SQL queries (reads only) and feeds them the question. The index
 it reads, and the caches derived from it (lexicon, synonyms, document frequencies), are written by
 ``models/pv_kb_chunk_index.py``.
 """
@@ -16,9 +16,21 @@ from pgvector import Vector
 from odoo import api, models
 from odoo.tools import SQL
 
-from ..lib import embed_job, entry_card, fulltext, fusion, ollama_errors
-from ..lib.ranking import (BROAD_RERANK, BROAD_ROWS, CANDIDATES, CARD_CANDIDATES, EF_SEARCH, FTS_RANK_NORMALIZATION,
-                           FTS_RANK_WEIGHTS, FTS_ROW_BUDGET, MAX_DF_RATIO, RECIPE)
+from ..lib.kb import embed_job
+from ..lib.search import entry_card, fulltext, fusion
+from ..lib.llm import errors as ollama_errors
+from ..lib.search.ranking import (
+    BROAD_RERANK,
+    BROAD_ROWS,
+    CANDIDATES,
+    CARD_CANDIDATES,
+    EF_SEARCH,
+    FTS_RANK_NORMALIZATION,
+    FTS_RANK_WEIGHTS,
+    FTS_ROW_BUDGET,
+    MAX_DF_RATIO,
+    RECIPE,
+)
 
 _logger = logging.getLogger(__name__)
 
@@ -143,7 +155,7 @@ class PvKbRetriever(models.AbstractModel):
         Each ORDER BY distance runs on the chunk table alone, so that the HNSW index serves it (the cards
         have their own partial index); entry filters go into a semi-join that pgvector's iterative scan
         keeps filling (pgvector >= 0.8). Only vectors of the current model are comparable with the query's.
-        Above 2,000 dimensions the index is on halfvec (lib.embed_job), and the query orders by the same
+        Above 2,000 dimensions the index is on halfvec (lib.kb.embed_job), and the query orders by the same
         expression. ``table``: a scratch table of this session (an evaluation with another embedding model).
         ``light``: a dict that receives :meth:`_entry_light` of the entries found (read in the same statement).
         """
@@ -204,7 +216,7 @@ class PvKbRetriever(models.AbstractModel):
     def _fts_hits(self, tsquery, filters=None, limit=CANDIDATES, within=None, rank=None, light=None):
         """Full-text candidates; ``within`` (chunk ids) limits the ranking to those chunks.
 
-        ``rank``: (field weights, normalisation) of ``ts_rank`` instead of lib/ranking.py's (the tuning bench
+        ``rank``: (field weights, normalisation) of ``ts_rank`` instead of lib/search/ranking.py's (the tuning bench
         compares them); ``light``: see :meth:`_dense_lists`."""
         weights, normalization = rank or (FTS_RANK_WEIGHTS, FTS_RANK_NORMALIZATION)
         if not tsquery:
@@ -212,7 +224,7 @@ class PvKbRetriever(models.AbstractModel):
         where = self._filter_sql(filters)
         if within is not None:
             where = SQL("%s AND c.id = ANY(%s)", where, list(within))
-        # ts_rank with the field weights and the length normalisation of lib/ranking.py
+        # ts_rank with the field weights and the length normalisation of lib/search/ranking.py
         self.env.cr.execute(SQL("""
             SELECT c.id, e.kb_id, c.section_key, ts_rank(%s::float4[], c.search_tsv, q, %s) AS rank,
                    e.stand_date, e.cross_refs

@@ -6,7 +6,9 @@ from odoo import _, api, fields, models
 from odoo.exceptions import AccessError, UserError, ValidationError
 from odoo.tools import config
 
-from ..lib import ollama, ollama_errors, pii, pii_names, ranking
+from ..lib.llm import client as ollama, errors as ollama_errors
+from ..lib.pii import gate as pii, names as pii_names
+from ..lib.search import ranking
 
 _logger = logging.getLogger(__name__)
 
@@ -26,7 +28,7 @@ DEFAULTS = {
     "query_prefix": ("", str),
     "passage_prefix": ("", str),
     "top_k": (8, int),
-    "rrf_k": (ranking.RRF_K, int),   # chosen with the fusion recipe (lib/ranking.py)
+    "rrf_k": (ranking.RRF_K, int),   # chosen with the fusion recipe (lib/search/ranking.py)
     "connect_timeout": (3.0, float),
     "read_timeout": (120.0, float),
     "embed_batch_size": (32, int),
@@ -39,7 +41,7 @@ DEFAULTS = {
     "max_concurrent_answers": (24, int),
     "max_answers_per_user": (2, int),
     "ollama_auth_header": ("", str),
-    # optional chat-model steps around retrieval (lib/rerank.py, lib/query_rewrite.py): off unless measured worth it
+    # optional chat-model steps around retrieval (lib/search/rerank.py, lib/search/rewrite.py): off unless measured worth it
     "rerank": (False, bool),
     "rerank_depth": (20, int),
     "query_rewrite": (False, bool),

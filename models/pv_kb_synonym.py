@@ -14,7 +14,7 @@ class PvKbSynonym(models.Model):
 
     _term_uniq = models.Constraint("UNIQUE(term)", "This term already has a synonym row.")
 
-    # the entry cards carry the terms that point at their entry (lib/entry_card.py): keep them current
+    # the entry cards carry the terms that point at their entry (lib/search/entry_card.py): keep them current
     @api.model_create_multi
     def create(self, vals_list):
         records = super().create(vals_list)

@@ -6,7 +6,7 @@
 #                        [--goldset FILE] [--part test|tuning|all]
 #
 # The gold set defaults to data/demo_kb/goldset.yaml; its held-out test part is reported unless --part says
-# otherwise (lib/eval_protocol.py). data/goldset_praxis.yaml is a second gold set over the same base, all test.
+# otherwise (lib/evaluation/protocol.py). data/goldset_praxis.yaml is a second gold set over the same base, all test.
 # Creates (or reuses) the database, imports both bases, embeds what is missing (cached across runs in
 # $PV_KB_STANDIN_CACHE), then runs `odoo-bin … pv_kb eval --mode all`.  Any other KB + gold set works the
 # same way with the eval command itself (see README).

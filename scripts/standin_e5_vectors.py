@@ -45,7 +45,8 @@ def demo_eval_texts(synthetic=True, cards=True):
 
     import yaml
 
-    from lib import chunking, entry_card, fulltext, kb_batch, zip_guard
+    from lib.kb import chunking, batch as kb_batch, zip_guard
+    from lib.search import entry_card, fulltext
     from testing import synthetic_kb
 
     repo = pathlib.Path(__file__).resolve().parents[1]

@@ -22,7 +22,7 @@ import json
 import pathlib
 from dataclasses import asdict
 
-from lib import chunking, kb_batch, kb_format, zip_guard
+from lib.kb import chunking, batch as kb_batch, format as kb_format, zip_guard
 from lib.answer.conflicts import detect_conflicts
 from lib.answer.types import EntryFacts
 

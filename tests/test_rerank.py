@@ -85,7 +85,7 @@ class TestRerank(StepsCase):
                     self.standin.script_chat(["Die beste Quelle ist die erste."])
                 else:
                     self.standin.set_fault("500", paths=["/api/chat"], times=1)
-                with mute_logger("odoo.addons.pv_kb.lib.rerank", *QUIET):
+                with mute_logger("odoo.addons.pv_kb.lib.search.rerank", *QUIET):
                     result = self.agent._ask(QUESTION, settings=self.settings(rerank=True))
                 self.assertEqual(result.retrieved_ids, fused)
                 self.assertEqual(result.status, "beantwortet", result.answer)
@@ -94,7 +94,7 @@ class TestRerank(StepsCase):
                 self.assertTrue(result.query.model_steps.startswith("rerank: fallback ("), result.query.model_steps)
 
     def test_evaluation_measures_with_rerank_and_rewrite(self):
-        from odoo.addons.pv_kb.lib.goldset_format import GoldQuestion
+        from odoo.addons.pv_kb.lib.evaluation.goldset import GoldQuestion
         gold = [GoldQuestion(id="q1", question=QUESTION, expected_ids=["lb-sz-01"], kind="fact"),
                 GoldQuestion(id="q2", question="Was gilt beim Weihnachtsgeld?", expected_ids=["lb-sz-01"],
                              kind="paraphrase")]
@@ -131,7 +131,7 @@ class TestQueryRewrite(StepsCase):
 
     def test_a_failing_rewrite_searches_the_original(self):
         self.standin.set_fault("500", paths=["/api/chat"], times=1)
-        with mute_logger("odoo.addons.pv_kb.lib.query_rewrite", *QUIET):
+        with mute_logger("odoo.addons.pv_kb.lib.search.rewrite", *QUIET):
             result = self.agent._ask(QUESTION, settings=self.settings(query_rewrite=True))
         self.assertEqual(result.retrieval.query, QUESTION)
         self.assertEqual(result.steps["rewrite"]["status"], "fallback")

@@ -4,7 +4,7 @@ from unittest.mock import patch
 from odoo.tests import tagged
 from odoo.tools import SQL, mute_logger
 
-from odoo.addons.pv_kb.lib import ollama_errors
+from odoo.addons.pv_kb.lib.llm import errors as ollama_errors
 
 from .common import StandInCase, batch_files, entry_md
 
@@ -70,7 +70,7 @@ class TestEmbedding(StandInCase):
         self.assertEqual(self.embed_all()["done"], 0, "nothing left to do")
 
     def test_sections_cut_by_the_models_context_are_reported(self):
-        from odoo.addons.pv_kb.lib import chunking
+        from odoo.addons.pv_kb.lib.kb import chunking
         from odoo.addons.pv_kb.testing.standin import OllamaStandIn
 
         self.run_import(batch_files(compound_entries()))
@@ -109,7 +109,7 @@ class TestEmbedding(StandInCase):
         self.env["pv.kb.chunk"]._embed_pending(max_batches=1)
         self.assertEqual(self.env["pv.kb.chunk"]._embedding_status()["pending"], total - 4)
         self.standin.set_fault("500", paths=["/api/embed"])
-        with self.assertRaises(ollama_errors.OllamaError), mute_logger("odoo.addons.pv_kb.lib.ollama"):
+        with self.assertRaises(ollama_errors.OllamaError), mute_logger("odoo.addons.pv_kb.lib.llm.client"):
             self.env["pv.kb.chunk"]._embed_pending()
         self.assertEqual(self.env["pv.kb.chunk"]._embedding_status()["pending"], total - 4,
                          "a failed batch writes nothing, earlier batches stay")
@@ -128,7 +128,7 @@ class TestEmbedding(StandInCase):
         self.run_import(batch_files(entries))
         self.assertEqual(self.env["pv.kb.chunk"]._embedding_status()["pending"], 1, "only the changed chunk")
         self.set_settings(ollama_url="http://127.0.0.1:9")
-        with mute_logger("odoo.addons.pv_kb.models.pv_kb_chunk_embed", "odoo.addons.pv_kb.lib.ollama"):
+        with mute_logger("odoo.addons.pv_kb.models.pv_kb_chunk_embed", "odoo.addons.pv_kb.lib.llm.client"):
             self.env["pv.kb.chunk"]._cron_embed()   # logs and returns: the next run resumes
         self.assertEqual(self.env["pv.kb.chunk"]._embedding_status()["pending"], 1)
 
@@ -202,7 +202,7 @@ class TestRetrieval(StandInCase):
 
     def test_falls_back_to_fulltext_when_ollama_is_down(self):
         self.set_settings(ollama_url="http://127.0.0.1:9")
-        with mute_logger("odoo.addons.pv_kb.models.pv_kb_retriever", "odoo.addons.pv_kb.lib.ollama"):
+        with mute_logger("odoo.addons.pv_kb.models.pv_kb_retriever", "odoo.addons.pv_kb.lib.llm.client"):
             result = self.retrieve("Zuschläge für Überstunden", k=3)
         self.assertEqual(result.mode, "fts")
         self.assertIn("nicht erreichbar", result.degraded)
@@ -224,7 +224,7 @@ class TestRetrieval(StandInCase):
 
 @tagged("post_install", "-at_install", "pv_kb", "pv_kb_retrieval")
 class TestEntryCard(StandInCase):
-    """One entry card per entry (lib/entry_card.py): embedded, ranked as its own list, never a passage."""
+    """One entry card per entry (lib/search/entry_card.py): embedded, ranked as its own list, never a passage."""
 
     def card(self, kb_id):
         return self.Chunk.search([("kb_id", "=", kb_id), ("section_key", "=", "card")])
@@ -284,7 +284,7 @@ class TestVectorIndex(StandInCase):
     """The dense query the retriever runs is served by the HNSW index (EXPLAIN at a few thousand rows)."""
 
     def test_the_index_is_built_with_the_options_of_embed_job_and_rebuilt_when_they_change(self):
-        from odoo.addons.pv_kb.lib import embed_job
+        from odoo.addons.pv_kb.lib.kb import embed_job
         cr = self.env.cr
 
         def options():
@@ -304,7 +304,7 @@ class TestVectorIndex(StandInCase):
 
     def test_dense_query_uses_the_hnsw_index(self):
         cr = self.env.cr
-        from odoo.addons.pv_kb.lib import embed_job
+        from odoo.addons.pv_kb.lib.kb import embed_job
         # e5-small's dimension, set through the same code path as a model switch (no rows yet). Built with
         # pgvector's default options: a denser index may be priced above a sequential scan of these 4,000
         # narrow rows, and this test is about whether the query's shape lets the index serve it, not about the

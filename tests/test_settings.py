@@ -34,7 +34,7 @@ class TestSettings(StandInCase):
         self.assertIn("qwen3:32b", params["message"])
 
     def test_connection_names_an_unreachable_server(self):
-        with mute_logger("odoo.addons.pv_kb.lib.ollama"):
+        with mute_logger("odoo.addons.pv_kb.lib.llm.client"):
             params = self._test_connection(ollama_url="http://127.0.0.1:9")
         self.assertEqual(params["type"], "warning")
         self.assertIn("nicht erreichbar", params["message"])

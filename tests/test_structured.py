@@ -13,7 +13,7 @@ from odoo.tests import new_test_user, tagged
 from odoo.exceptions import AccessError, UserError
 from odoo.tools import mute_logger
 
-from odoo.addons.pv_kb.lib import bakeoff, goldset_format
+from odoo.addons.pv_kb.lib.evaluation import bakeoff, goldset as goldset_format
 from odoo.addons.pv_kb.lib.answer.types import REFUSAL_TEXT
 
 from .common import StandInCase

@@ -4,7 +4,7 @@ import os
 from odoo import fields, models
 from odoo.exceptions import AccessError, UserError
 
-from ..lib import bakeoff, goldset_format
+from ..lib.evaluation import bakeoff, goldset as goldset_format
 
 DEMO_GOLDSET = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "demo_kb",
                             "goldset.yaml")

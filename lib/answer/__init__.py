@@ -27,6 +27,6 @@ chat panel's stream holds no connection while the model generates.
 
 ``types`` holds the data passed between them (ContextBlock, Conflict, EntryFacts, Violation,
 Validation, the warning codes, the refusal sentence). Follow-up rewriting runs before retrieval
-and lives in ``lib/followup.py``; Markdown blocks in ``lib/md_blocks.py``; word folding,
-stemming and stopwords in ``lib/text_de.py``.
+and lives in ``lib/search/followup.py``; Markdown blocks in ``lib/text/md_blocks.py``; word folding,
+stemming and stopwords in ``lib/text/german.py``.
 """

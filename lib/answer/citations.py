@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from ..kb_format import ENTRY_ID
+from ..kb.format import ENTRY_ID
 from .types import ordered_unique
 
 _ID_RE = re.compile(ENTRY_ID, re.I)

@@ -4,8 +4,8 @@ from __future__ import annotations
 import re
 from typing import Iterable, NamedTuple
 
-from .. import md_blocks
-from ..text_de import ANSWER_STOPWORDS, light_stem, fold_plain, word_tokens
+from ..text import md_blocks
+from ..text.german import ANSWER_STOPWORDS, light_stem, fold_plain, word_tokens
 from .citations import extract_citations
 from .types import Conflict, EntryFacts
 from .values import value_tokens

@@ -1,12 +1,13 @@
 """The Notbetrieb answer: without a model, the best matching passages quoted with [id] (Stand)."""
 from __future__ import annotations
 
-from .. import md_blocks
-from ..kb_format import LINKS_SECTION
+from ..text import md_blocks
+from ..kb.format import LINKS_SECTION
 from .citations import CITATION_RE, extract_citations
 from .conflicts import add_conflict_note
 from .focus import question_terms, term_hits
-from .prompt import clean_block_text, one_line
+from .prompt import clean_block_text
+from ..text.lines import one_line
 from .types import REFUSAL_TEXT, Conflict, ContextBlock, short
 
 def _quote_units(text: str) -> list[str]:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from .. import md_blocks
-from ..text_de import content_words, fold_plain, light_stem, word_tokens
+from ..text import md_blocks
+from ..text.german import content_words, fold_plain, light_stem, word_tokens
 
 GAP = "…"
 _NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")

@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..md_blocks import is_table_row, paragraphs as _paragraphs, split_sentences as _split_sentences
-from ..text_de import fold_plain as _fold
+from ..text.md_blocks import is_table_row, paragraphs as _paragraphs, split_sentences as _split_sentences
+from ..text.german import fold_plain as _fold
 from .citations import CITATION_RE, extract_citations
 from .types import ContextBlock, short as _short
 from .values import find_values as _find_values, source_index as _source_index, value_in_source as _value_in_source

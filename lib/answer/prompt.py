@@ -10,24 +10,12 @@ import re
 from dataclasses import replace
 from typing import Sequence
 
-from .. import md_blocks
-from ..fusion import is_kernwerte_section
-from ..kb_format import ENTRY_ID, LINKS_SECTION
+from ..text import md_blocks
+from ..search.fusion import is_kernwerte_section
+from ..kb.format import ENTRY_ID, LINKS_SECTION
 from . import focus
+from ..text.lines import neutralise_tags, one_line
 from .types import REFUSAL_TEXT, Conflict, ContextBlock
-
-# Tags that structure the user message; the same tags inside KB text, titles or
-# the question are neutralised so that data cannot close or open a section.
-_TAG_RE = re.compile(r"<(\s*/?\s*(?:wissensbasis|konflikte|frage|hinweis|system)\b[^<>]*)>", re.I)
-
-
-def neutralise_tags(text: str) -> str:
-    return _TAG_RE.sub(lambda m: "‹" + m.group(1) + "›", text)
-
-
-def one_line(text: str) -> str:
-    return neutralise_tags(" ".join((text or "").split()))
-
 
 _XREF_RE = re.compile(rf"\[({ENTRY_ID})\]")
 

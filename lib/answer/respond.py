@@ -13,7 +13,8 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from .. import ollama_errors, ollama_tokens, pii
+from ..llm import errors as ollama_errors, tokens as ollama_tokens
+from ..pii import gate as pii
 from . import (citations, conflicts as conflict_rules, extractive, freetext, gate, outcome, selection, stages,
                structured, structured_checks, structured_render, validation, values)
 from .types import REFUSAL_TEXT

@@ -22,9 +22,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .. import md_blocks
-from ..fulltext import is_value_question
-from ..model_json import loads_lenient
+from ..text import md_blocks
+from ..search.fulltext import is_value_question
+from ..llm.model_json import loads_lenient
 from .citations import extract_citations
 from .conflicts import add_conflict_note
 from .focus import question_numbers, question_terms, term_hits

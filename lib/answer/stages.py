@@ -22,7 +22,8 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from .. import ollama_errors, ollama_tokens, query_rewrite, rerank
+from ..llm import errors as ollama_errors, tokens as ollama_tokens
+from ..search import rewrite as query_rewrite, rerank
 from . import conflicts as conflict_rules, prompt, selection
 
 STEP_SHARE = 0.4            # a step may use at most this share of the time left for the answer

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import freetext
-from ..model_json import loads_lenient
+from ..llm.model_json import loads_lenient
 from .citations import CITATION_RE
 
 QUOTE_MAX_WORDS = 25

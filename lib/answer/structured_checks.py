@@ -24,9 +24,9 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from ..kb_format import ENTRY_ID
-from ..md_blocks import TABLE, blocks as _md_blocks, sentences_and_pairs
-from ..text_de import content_words, fold_plain as _fold, light_stem, word_tokens
+from ..kb.format import ENTRY_ID
+from ..text.md_blocks import TABLE, blocks as _md_blocks, sentences_and_pairs
+from ..text.german import content_words, fold_plain as _fold, light_stem, word_tokens
 from . import freetext
 from .citations import CITATION_RE, extract_citations
 from .structured import QUOTE_MAX_WORDS, Statement, shown_text

@@ -4,8 +4,8 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from .. import md_blocks
-from ..text_de import fold_plain
+from ..text import md_blocks
+from ..text.german import fold_plain
 from .citations import CITATION_RE, extract_citations, is_refusal
 from .conflicts import conflict_marked
 from .types import REFUSAL_TEXT, Conflict, ContextBlock, Validation, Violation, ordered_unique, short

@@ -9,8 +9,8 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import NamedTuple
 
-from .. import md_blocks
-from ..text_de import fold_plain
+from ..text import md_blocks
+from ..text.german import fold_plain
 
 _SPACES = "\u00a0\u202f"
 _NUM = r"(?<![\d,.])(?:\d{1,3}(?:[.\u00a0\u202f]\d{3})+(?:,\d+)?|\d+(?:[,.]\d+)?)(?!\d)"

@@ -28,7 +28,8 @@ import time
 REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from lib import chunking, kb_batch, ollama  # noqa: E402
+from lib.kb import chunking, batch as kb_batch
+from lib.llm import client as ollama
 from testing import standin, synthetic_kb  # noqa: E402
 
 

@@ -11,7 +11,8 @@ import time
 REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from lib import chunking, compounds, fulltext, kb_batch  # noqa: E402
+from lib.kb import chunking, batch as kb_batch
+from lib.search import compounds, fulltext
 from testing import synthetic_kb  # noqa: E402
 
 

@@ -1,4 +1,4 @@
-"""Personal-data gate (lib/pii.py): precision and recall per detector and the gate's time per question.
+"""Personal-data gate (lib/pii/gate.py): precision and recall per detector and the gate's time per question.
 
     python scripts/bench/bench_pii.py [--set data/pii_eval.yaml] [--dev] [--names N] [--rounds R]
 
@@ -19,7 +19,7 @@ import yaml
 REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from lib import pii, pii_names, pii_scoring  # noqa: E402
+from lib.pii import gate as pii, names as pii_names, scoring as pii_scoring
 
 FIRST = ["Anna", "Lena", "Sophie", "Marie", "Hannah", "Lukas", "David", "Paul", "Jakob", "Felix", "Elias", "Tobias",
          "Sarah", "Laura", "Jana", "Emma", "Leon", "Simon", "Noah", "Fabian", "Ines", "Vesna", "Goran", "Emre"]

@@ -15,7 +15,7 @@ import time
 
 import yaml
 
-from odoo.addons.pv_kb.lib import pii
+from odoo.addons.pv_kb.lib.pii import gate as pii
 
 env = env  # noqa: F821 - provided by `odoo-bin shell`
 root = os.path.join(os.path.dirname(pii.__file__), "..")

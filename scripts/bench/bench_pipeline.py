@@ -9,7 +9,7 @@ import os
 import statistics
 import time
 
-from odoo.addons.pv_kb.lib import goldset_format
+from odoo.addons.pv_kb.lib.evaluation import goldset as goldset_format
 from odoo.addons.pv_kb.testing.standin import OllamaStandIn
 
 env = env  # noqa: F821 - provided by `odoo-bin shell`

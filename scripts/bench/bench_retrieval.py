@@ -10,7 +10,7 @@ import statistics
 import time
 from unittest.mock import patch
 
-from odoo.addons.pv_kb.lib import goldset_format
+from odoo.addons.pv_kb.lib.evaluation import goldset as goldset_format
 
 env = env  # noqa: F821 - provided by `odoo-bin shell`
 repeats = int(os.environ.get("BENCH_REPEATS", "5"))

@@ -61,7 +61,7 @@ ALTER TABLE pv_kb_chunk ALTER COLUMN embedding SET STORAGE PLAIN;
 UPDATE pv_kb_chunk SET embedding = (SELECT array_agg(random() - 0.5)::vector(384) FROM generate_series(1, 384) WHERE id > 0),
        embedding_model = 'random-384', embedded_hash = content_hash;
 SET maintenance_work_mem = '1GB';
--- the options of lib/embed_job.py (HNSW_M, HNSW_EF_CONSTRUCTION), as the addon builds them
+-- the options of lib/kb/embed_job.py (HNSW_M, HNSW_EF_CONSTRUCTION), as the addon builds them
 CREATE INDEX pv_kb_chunk_embedding_hnsw_idx ON pv_kb_chunk USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 200);
 CREATE INDEX pv_kb_chunk_card_hnsw_idx ON pv_kb_chunk USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 200) WHERE section_key = 'card';
 VACUUM ANALYZE pv_kb_chunk;

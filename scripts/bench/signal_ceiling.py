@@ -17,7 +17,13 @@ import random
 
 import numpy as np
 
-from odoo.addons.pv_kb.lib import eval_protocol, evaluation, fusion, goldset_format, ranking, text_de
+from odoo.addons.pv_kb.lib.evaluation import (
+    protocol as eval_protocol,
+    metrics as evaluation,
+    goldset as goldset_format,
+)
+from odoo.addons.pv_kb.lib.search import fusion, ranking
+from odoo.addons.pv_kb.lib.text import german as text_de
 
 env = env  # noqa: F821
 DATA = os.path.join(os.path.dirname(evaluation.__file__), "..", "data", "demo_kb")

@@ -3,7 +3,7 @@
 Runs inside ``odoo-bin shell`` on a database with e5 embeddings (``scripts/bench/run.sh tune DB``).
 
 * The gold sets (``BENCH_GOLDSET``, paths separated by ``:``; default the demo gold set and the tuning-only
-  set ``goldset_abstimmung.yaml``) are split by ``lib/eval_protocol.py``; only their tuning parts, pooled, are
+  set ``goldset_abstimmung.yaml``) are split by ``lib/evaluation/protocol.py``; only their tuning parts, pooled, are
   used to choose anything. A gold set without a tuning part (``split: test``) is refused.
 * The candidate lists (dense sections, full text, entry cards) are fetched once per question and full-text
   scoring (``ts_rank`` field weights and length normalisation, :data:`FTS_RANKS`); every recipe
@@ -21,7 +21,12 @@ import dataclasses
 import itertools
 import os
 
-from odoo.addons.pv_kb.lib import eval_protocol, evaluation, fusion, goldset_format, ranking
+from odoo.addons.pv_kb.lib.evaluation import (
+    protocol as eval_protocol,
+    metrics as evaluation,
+    goldset as goldset_format,
+)
+from odoo.addons.pv_kb.lib.search import fusion, ranking
 
 env = env  # noqa: F821
 DATA = os.path.join(os.path.dirname(evaluation.__file__), "..", "data", "demo_kb")
@@ -43,7 +48,7 @@ env.cr.commit()
 
 
 # full-text scoring: ts_rank's weights of the field classes (D text, C -, B heading, A id/title/tags/legal
-# bases/topic) and its length normalisation; the first is the current one (lib/ranking.py)
+# bases/topic) and its length normalisation; the first is the current one (lib/search/ranking.py)
 FTS_RANKS = list(dict.fromkeys([(ranking.FTS_RANK_WEIGHTS, ranking.FTS_RANK_NORMALIZATION)] + [
     (w, n) for w in ((0.1, 0.2, 0.4, 1.0), (1.0, 1.0, 1.0, 1.0), (1.0, 1.0, 1.0, 0.5), (1.0, 1.0, 1.0, 0.25))
     for n in (1, 0)]))

@@ -14,7 +14,7 @@
 import { _t } from "@web/core/l10n/translation";
 import { escape } from "@web/core/utils/strings";
 
-// The entry-id pattern of the server (lib/kb_format.py ENTRY_ID; tests/lib/test_entry_id_pattern.py keeps them
+// The entry-id pattern of the server (lib/kb/format.py ENTRY_ID; tests/lib/test_entry_id_pattern.py keeps them
 // equal) and the separators of its citation extraction (lib/answer/citations.py).
 export const ENTRY_ID_PATTERN = "(?=(?:[0-9]+-)*[0-9]*[a-z])[a-z0-9]+(?:-[a-z0-9]+)+";
 const ID = ENTRY_ID_PATTERN;

@@ -225,7 +225,7 @@ def split_tokens(text: str, size: int = 4) -> list[str]:
     return [text[i:i + size] for i in range(0, len(text), size)] or [""]
 
 
-# --- the optional model steps of the search (lib/rerank.py, lib/query_rewrite.py) -----------------------------
+# --- the optional model steps of the search (lib/search/rerank.py, lib/search/rewrite.py) -----------------------------
 
 _CANDIDATE = re.compile(r"^\d+\.\s*\[(?P<id>[^\]\s]+)\]\s*(?P<text>.*)$")
 

@@ -1,6 +1,6 @@
 """The stand-in's own word helpers: folding, stopwords, content words, token estimate.
 
-Kept apart from ``lib/text_de.py`` on purpose: the double must not share code with the
+Kept apart from ``lib/text/german.py`` on purpose: the double must not share code with the
 product it checks, so a bug in the product's folding cannot hide itself in the tests.
 """
 from __future__ import annotations
@@ -37,5 +37,5 @@ def content_words(text: str) -> set[str]:
 
 
 def estimate_tokens(text: str) -> int:
-    """Characters / 3.5, rounded up (same rule as ``lib.ollama_tokens``)."""
+    """Characters / 3.5, rounded up (same rule as ``lib.llm.tokens``)."""
     return math.ceil(len(text) / 3.5) if text else 0

@@ -14,7 +14,7 @@ def test_extract_citations_handles_multi_id_brackets():
 
 
 def test_ids_the_importer_accepts_are_cited_dates_are_not():
-    from lib.kb_format import ID_RE
+    from lib.kb.format import ID_RE
 
     for entry_id in ("lb-atz-07", "9x-b-02", "2024a-lohn-1", "a-1"):
         assert ID_RE.match(entry_id), entry_id

@@ -3,11 +3,12 @@ import json
 import time
 from dataclasses import dataclass, field
 
-from lib import ollama, ollama_errors, pii
+from lib.llm import client as ollama, errors as ollama_errors
+from lib.pii import gate as pii
 from lib.answer import stages
 from lib.answer.respond import PreparedQuestion
 from lib.answer.types import ContextBlock
-from lib.fusion import EntryResult
+from lib.search.fusion import EntryResult
 from testing.standin.responder import rerank_answer, rewrite_answer
 
 INFO = {
@@ -126,7 +127,7 @@ def test_rewrite_off_or_failing_leaves_the_query(standin):
 
 
 def test_standin_rules_for_both_prompts():
-    from lib import query_rewrite, rerank
+    from lib.search import rewrite as query_rewrite, rerank
     cands = [rerank.Candidate("a-1", "Pendlerpauschale", "Arbeitsweg"),
              rerank.Candidate("b-2", "Dienstwagen", "Sachbezug Dienstwagen")]
     messages = rerank.build_messages("Sachbezug Dienstwagen?", cands)

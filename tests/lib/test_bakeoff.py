@@ -1,7 +1,7 @@
-"""Tests for lib.bakeoff: per-question checks, run numbers, recommendation, held-out part."""
+"""Tests for lib.evaluation.bakeoff: per-question checks, run numbers, recommendation, held-out part."""
 from types import SimpleNamespace
 
-from lib import bakeoff as b
+from lib.evaluation import bakeoff as b
 
 
 def checks(kind="fact", expected=("a-1",), must=(), must_not=(), status="beantwortet", answer="x",
@@ -63,7 +63,7 @@ def test_recommendation_puts_citation_precision_before_latency():
 
 
 def test_held_out_is_the_protocol_test_part_dealt_round_robin_over_the_kinds():
-    from lib import eval_protocol
+    from lib.evaluation import protocol as eval_protocol
     qs = [SimpleNamespace(id=f"{k}{n}", kind=k) for k in ("fact", "refuse", "multi") for n in range(1, 7)]
     test_ids = {q.id for q in eval_protocol.split_goldset(qs).test}
     out = b.held_out(qs)
@@ -75,7 +75,7 @@ def test_held_out_is_the_protocol_test_part_dealt_round_robin_over_the_kinds():
 
 
 def test_the_tuning_part_is_the_complement_of_the_held_out_part():
-    from lib import eval_protocol
+    from lib.evaluation import protocol as eval_protocol
     qs = [SimpleNamespace(id=f"{k}{n}", kind=k) for k in ("fact", "refuse", "multi") for n in range(1, 7)]
     tuning = b.part(qs, "tuning")
     assert {q.id for q in tuning} == {q.id for q in eval_protocol.split_goldset(qs).tuning}

@@ -1,7 +1,8 @@
-"""Tests for lib.chunking: section chunks, splitting, overlap and stable hashes."""
+"""Tests for lib.kb.chunking: section chunks, splitting, overlap and stable hashes."""
 import math
 
-from lib import chunking, kb_format, md_blocks
+from lib.kb import chunking, format as kb_format
+from lib.text import md_blocks
 
 FRONT = """---
 id: lb-sz-02

@@ -1,7 +1,7 @@
-"""Tests for lib.compounds: the corpus lexicon, compound splitting, the index text."""
+"""Tests for lib.search.compounds: the corpus lexicon, compound splitting, the index text."""
 import pytest
 
-from lib import compounds
+from lib.search import compounds
 
 
 # --------------------------------------------------------------------------- lexicon / compounds

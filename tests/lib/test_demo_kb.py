@@ -1,6 +1,6 @@
 """Format checks of the shipped demo Wissensbasis, its gold set and the synthetic generator.
 
-Deliberately independent of lib/kb_format.py: the demo files are read with
+Deliberately independent of lib/kb/format.py: the demo files are read with
 plain PyYAML and json, so a bug in the parser cannot hide a bug in the data.
 """
 import collections
@@ -208,7 +208,7 @@ def test_answer_strings_are_stated_by_expected_entries(demo, gold):
 def test_must_not_strings_are_absent_from_the_expected_entries_and_held_out(demo, gold):
     """A hallucination check must be passable by quoting the right entries, and it only counts where the
     bake-off looks: the held-out questions."""
-    from lib import eval_protocol, goldset_format
+    from lib.evaluation import protocol as eval_protocol, goldset as goldset_format
     test_ids = {q.id for q in eval_protocol.split_goldset(goldset_format.load_goldset(GOLDSET)).test}
     flagged = [q for q in gold if q.get("answer_must_not_contain")]
     assert len(flagged) >= 5

@@ -1,7 +1,7 @@
 import pytest
 
-from lib import embed_job
-from lib.embed_job import TimeBudget, index_kind, isolate_failures, run_deadline
+from lib.kb import embed_job
+from lib.kb.embed_job import TimeBudget, index_kind, isolate_failures, run_deadline
 
 
 class ItemError(Exception):
@@ -149,7 +149,7 @@ def test_isolate_failures_a_request_that_ran_into_the_deadline_leaves_its_items_
 
 
 def test_hnsw_options_are_listed_as_postgresql_stores_them():
-    from lib import embed_job
+    from lib.kb import embed_job
     # pg_class.reloptions of an index built WITH (m = 16, ef_construction = 200), sorted
     assert embed_job.hnsw_options() == f"ef_construction={embed_job.HNSW_EF_CONSTRUCTION},m={embed_job.HNSW_M}"
     assert embed_job.HNSW_EF_CONSTRUCTION > 64, "a better graph than pgvector's default build"

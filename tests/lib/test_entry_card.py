@@ -1,6 +1,6 @@
-"""Tests for lib.entry_card: which synonyms a card carries and how its text is laid out."""
-from lib.entry_card import card_synonyms, card_text
-from lib.fulltext import parse_synonyms
+"""Tests for lib.search.entry_card: which synonyms a card carries and how its text is laid out."""
+from lib.search.entry_card import card_synonyms, card_text
+from lib.search.fulltext import parse_synonyms
 
 TABLE = parse_synonyms([
     ("Firmenauto", "Dienstwagen; Sachbezug; Kraftfahrzeug"),

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from lib import kb_format
+from lib.kb import format as kb_format
 from lib.answer import citations
 
 JS = pathlib.Path(__file__).resolve().parents[2] / "static" / "src" / "markdown.js"

@@ -1,10 +1,17 @@
-"""Tests for lib.eval_protocol: the fixed tuning/test split, folds and cross-validated knob choice."""
+"""Tests for lib.evaluation.protocol: the fixed tuning/test split, folds and cross-validated knob choice."""
 import pytest
 
-from lib.eval_protocol import (DEFAULT_SALT, cross_validate, folds, objective, split_goldset, split_rule,
-                               tuning_part)
-from lib.evaluation import retrieval_metrics
-from lib.goldset_format import GoldQuestion, GoldsetError, read_goldset
+from lib.evaluation.protocol import (
+    DEFAULT_SALT,
+    cross_validate,
+    folds,
+    objective,
+    split_goldset,
+    split_rule,
+    tuning_part,
+)
+from lib.evaluation.metrics import retrieval_metrics
+from lib.evaluation.goldset import GoldQuestion, GoldsetError, read_goldset
 
 
 def gold(n_per_kind):

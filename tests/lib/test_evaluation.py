@@ -1,10 +1,10 @@
-"""Tests for lib.goldset_format (gold set loading) and lib.evaluation (retrieval and answer metrics, report)."""
+"""Tests for lib.evaluation.goldset (gold set loading) and lib.evaluation.metrics (retrieval and answer metrics, report)."""
 import pytest
 
 import warnings
 
-from lib.evaluation import AnswerRecord, answer_metrics, format_report, latency_stats, retrieval_metrics
-from lib.goldset_format import GoldQuestion, GoldsetError, GoldsetWarning, load_goldset, read_goldset
+from lib.evaluation.metrics import AnswerRecord, answer_metrics, format_report, latency_stats, retrieval_metrics
+from lib.evaluation.goldset import GoldQuestion, GoldsetError, GoldsetWarning, load_goldset, read_goldset
 
 GOLD_YAML = """
 - id: q-sz-01
@@ -235,8 +235,8 @@ def test_format_report_puts_modes_side_by_side():
 
 
 def test_answer_metrics_count_must_not_contain_hits():
-    from lib.evaluation import AnswerRecord, answer_metrics
-    from lib.goldset_format import GoldQuestion
+    from lib.evaluation.metrics import AnswerRecord, answer_metrics
+    from lib.evaluation.goldset import GoldQuestion
     gold = [GoldQuestion("a", "Kilometergeld?", "fact", ["lb-rk-02"], ["€ 0,50"], ["€ 0,42"]),
             GoldQuestion("b", "US-Steuer?", "refuse", [], [], ["7,65 %"]),
             GoldQuestion("c", "Urlaub?", "fact", ["lb-url-01"], [], [])]

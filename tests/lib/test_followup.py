@@ -1,7 +1,7 @@
-"""Tests for lib/followup.py: follow-up questions become standalone retrieval queries."""
+"""Tests for lib/search/followup.py: follow-up questions become standalone retrieval queries."""
 import pytest
 
-from lib.followup import standalone_query
+from lib.search.followup import standalone_query
 
 
 @pytest.mark.parametrize("followup, earlier, expected_term", [

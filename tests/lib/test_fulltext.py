@@ -1,10 +1,10 @@
-"""Tests for lib.fulltext: synonyms, the full-text query of a question, pruning."""
+"""Tests for lib.search.fulltext: synonyms, the full-text query of a question, pruning."""
 import re
 from pathlib import Path
 
 import pytest
 
-from lib import compounds, fulltext
+from lib.search import compounds, fulltext
 
 REPO = Path(__file__).resolve().parents[2]
 SYNONYM_CSV = REPO / "data" / "pv.kb.synonym.csv"
@@ -156,7 +156,7 @@ def test_build_query_detects_value_questions(question, expected):
 
 
 def test_prune_tsquery_drops_common_atoms_but_keeps_the_rarest():
-    from lib.fulltext import prune_tsquery, tsquery_atoms
+    from lib.search.fulltext import prune_tsquery, tsquery_atoms
 
     shares = {"arbeitnehm": 0.6, "freibetrag": 0.01, "sonderzahl": 0.05, "jahr": 0.5, "weihnacht": 0.002,
               "geld": 0.4}
@@ -195,8 +195,8 @@ def _linear_matches(table, raw, words, extra):
 def test_synonym_matching_by_first_word_finds_what_a_scan_of_every_row_finds():
     # the index by first word is a speed-up only: on every question of the three demo gold sets, and on
     # inflected and multi-word forms, it returns the same rows in the same order as checking every row
-    from lib.goldset_format import read_goldset
-    from lib.text_de import WORD_RE, fold
+    from lib.evaluation.goldset import read_goldset
+    from lib.text.german import WORD_RE, fold
     table = fulltext.parse_synonyms(fulltext.load_synonyms_csv(str(SYNONYM_CSV)))
     questions = [q.question for name in ("goldset.yaml", "goldset_praxis.yaml", "goldset_abstimmung.yaml")
                  for q in read_goldset(REPO / "data" / "demo_kb" / name).questions]

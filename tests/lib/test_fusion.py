@@ -1,9 +1,9 @@
-"""Tests for lib.fusion: RRF, score-aware fusion, aggregation to entries, cross refs."""
+"""Tests for lib.search.fusion: RRF, score-aware fusion, aggregation to entries, cross refs."""
 from datetime import date
 
 import pytest
 
-from lib.fusion import ChunkHit, EntryResult, convex, expand_cross_refs, fuse, ranked, rrf
+from lib.search.fusion import ChunkHit, EntryResult, convex, expand_cross_refs, fuse, ranked, rrf
 
 
 def hit(chunk_id, entry_id, rank, score=0.0, section="zusammenfassung"):
@@ -160,7 +160,7 @@ def test_expand_cross_refs_limits_and_known_filter():
 
 # --------------------------------------------------------------------------- entry-level lists, rescue, recipes
 
-from lib.fusion import Recipe, rank_entries, rescue  # noqa: E402
+from lib.search.fusion import Recipe, rank_entries, rescue
 
 
 def test_entry_level_lists_add_to_the_entry_but_never_become_its_chunks():

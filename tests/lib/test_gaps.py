@@ -1,4 +1,4 @@
-"""Gap grouping of the question log: nearest topic and leader clustering (lib/gaps.py)."""
+"""Gap grouping of the question log: nearest topic and leader clustering (lib/cockpit/gaps.py)."""
 import datetime as dt
 import pathlib
 import random
@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from lib import gaps, kb_batch
+from lib.cockpit import gaps
+from lib.kb import batch as kb_batch
 
 from testing.standin.embedders import hash_embed   # the stand-in's deterministic hash embedding
 

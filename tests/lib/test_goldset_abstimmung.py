@@ -2,9 +2,9 @@
 import collections
 import pathlib
 
-from lib.eval_protocol import split_goldset, tuning_part
-from lib.goldset_format import ANSWERABLE_KINDS, read_goldset
-from lib.text_de import tokens
+from lib.evaluation.protocol import split_goldset, tuning_part
+from lib.evaluation.goldset import ANSWERABLE_KINDS, read_goldset
+from lib.text.german import tokens
 
 DEMO = pathlib.Path(__file__).resolve().parents[2] / "data" / "demo_kb"
 KB_IDS = {p.stem for p in (DEMO / "wissensbasis" / "dokumente").glob("*.md")}

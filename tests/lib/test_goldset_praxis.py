@@ -4,8 +4,8 @@ import pathlib
 
 import pytest
 
-from lib.eval_protocol import split_goldset, tuning_part
-from lib.goldset_format import ANSWERABLE_KINDS, GoldsetError, read_goldset
+from lib.evaluation.protocol import split_goldset, tuning_part
+from lib.evaluation.goldset import ANSWERABLE_KINDS, GoldsetError, read_goldset
 
 DEMO = pathlib.Path(__file__).resolve().parents[2] / "data" / "demo_kb"
 KB_IDS = {p.stem for p in (DEMO / "wissensbasis" / "dokumente").glob("*.md")}

@@ -1,7 +1,7 @@
-"""Health check findings from plain data (lib/health.py)."""
+"""Health check findings from plain data (lib/cockpit/health.py)."""
 import datetime as dt
 
-from lib import health
+from lib.cockpit import health
 from lib.answer.conflicts import detect_conflicts
 from lib.answer.types import EntryFacts
 

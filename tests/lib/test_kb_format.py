@@ -1,4 +1,4 @@
-"""Tests for lib.kb_format: entry parser, section split and batch validation."""
+"""Tests for lib.kb.format: entry parser, section split and batch validation."""
 import datetime
 import json
 import pathlib
@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from lib import kb_batch, kb_format
+from lib.kb import batch as kb_batch, format as kb_format
 
 DEMO_KB = pathlib.Path(__file__).resolve().parents[2] / "data" / "demo_kb" / "wissensbasis"
 

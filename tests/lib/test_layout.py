@@ -83,13 +83,54 @@ def _definitions(pattern):
 
 def test_each_text_primitive_has_one_definition():
     # folding: umlaut tables and accent stripping (names are folded by text_de.fold_name as well)
-    assert _definitions(r"maketrans|\(\"ä\", \"ae\"\)|unicodedata\.combining") == ["lib/text_de.py"]
+    assert _definitions(r"maketrans|\(\"ä\", \"ae\"\)|unicodedata\.combining") == ["lib/text/german.py"]
     # table rows, headings, fences
-    assert _definitions(r"startswith\(\"\|\"\)") == ["lib/md_blocks.py"]
-    assert _definitions(r"#\{1,6\}|\^##|\^###|`\{3,\}") == ["lib/md_blocks.py"]
+    assert _definitions(r"startswith\(\"\|\"\)") == ["lib/text/md_blocks.py"]
+    assert _definitions(r"#\{1,6\}|\^##|\^###|`\{3,\}") == ["lib/text/md_blocks.py"]
     # the entry-id pattern
-    assert _definitions(r"\[a-z0-9\]\+\(\?:-\[a-z0-9\]\+\)\+") == ["lib/kb_format.py"]
+    assert _definitions(r"\[a-z0-9\]\+\(\?:-\[a-z0-9\]\+\)\+") == ["lib/kb/format.py"]
     # stemming, stopword lists, the token estimate
-    assert _definitions(r"^def (?:\w*_)?stem\(") == ["lib/text_de.py"]
-    assert _definitions(r"^\w*STOPWORDS = ") == ["lib/text_de.py"]
-    assert _definitions(r"^def estimate_tokens\(") == ["lib/ollama_tokens.py"]
+    assert _definitions(r"^def (?:\w*_)?stem\(") == ["lib/text/german.py"]
+    assert _definitions(r"^\w*STOPWORDS = ") == ["lib/text/german.py"]
+    assert _definitions(r"^def estimate_tokens\(") == ["lib/llm/tokens.py"]
+
+
+# The wings of lib/ and their floors: a module may import from its own wing and from wings on a lower floor only
+# (evaluation and cockpit stand apart: they may use anything below them, nothing imports them).
+FLOORS = {"text": 0, "pii": 1, "llm": 2, "kb": 3, "search": 3, "answer": 4, "evaluation": 5, "cockpit": 5}
+
+
+def _wing(module):
+    parts = module.split(".")
+    if parts[:3] == ["odoo", "addons", "pv_kb"]:
+        parts = parts[3:]
+    return parts[1] if len(parts) > 1 and parts[0] == "lib" else None
+
+
+def test_lib_has_only_wings_at_its_top_level():
+    top = sorted(p.name for p in (REPO / "lib").iterdir() if p.suffix == ".py" or p.is_dir() and p.name != "__pycache__")
+    assert top == sorted(["__init__.py", *FLOORS]), top
+    for wing in FLOORS:
+        doc = ast.get_docstring(ast.parse((REPO / "lib" / wing / "__init__.py").read_text(encoding="utf-8")))
+        assert doc and doc.splitlines()[0].strip(), f"lib/{wing}/__init__.py needs a one-line docstring"
+
+
+def test_no_import_runs_from_a_lower_wing_to_a_higher_one():
+    upward = []
+    for path in _python_files("lib"):
+        own = path.relative_to(REPO).parts[1]
+        if own not in FLOORS:
+            continue
+        for module in _imports(path):
+            other = _wing(module)
+            if other and other != own and (other not in FLOORS or FLOORS[other] >= FLOORS[own]):
+                upward.append(f"{path.relative_to(REPO)} -> lib.{other}")
+    assert not upward, upward
+    # the checker sees the arrows: the answer engine does import the search wing
+    assert "search" in {_wing(m) for m in _imports(REPO / "lib" / "answer" / "prompt.py")}
+
+
+def test_every_module_of_lib_opens_with_a_docstring():
+    missing = [str(p.relative_to(REPO)) for p in _python_files("lib")
+               if not ast.get_docstring(ast.parse(p.read_text(encoding="utf-8")))]
+    assert not missing, missing

@@ -1,5 +1,5 @@
-"""Tests for lib/md_blocks.py: the Markdown rules shared by the format parser, the chunker and the answers."""
-from lib import md_blocks as md
+"""Tests for lib/text/md_blocks.py: the Markdown rules shared by the format parser, the chunker and the answers."""
+from lib.text import md_blocks as md
 
 
 def test_heading_levels_indent_and_closing_sequence():
@@ -48,7 +48,7 @@ def test_lines_with_headings_skip_fenced_code_and_indented_lines():
 
 
 def test_sentences_and_their_neighbouring_pairs():
-    from lib.md_blocks import sentences_and_pairs
+    from lib.text.md_blocks import sentences_and_pairs
     single, pairs = sentences_and_pairs("Die Grenze gilt monatlich.\nFür 2025 beträgt sie € 551,10 im Monat. "
                                         "Der 14. Bezug zählt nicht.")
     assert single == ["Die Grenze gilt monatlich.", "Für 2025 beträgt sie € 551,10 im Monat.",

@@ -1,5 +1,5 @@
-"""Tests for lib/model_json.py: JSON out of a model's reply."""
-from lib.model_json import loads_lenient
+"""Tests for lib/llm/model_json.py: JSON out of a model's reply."""
+from lib.llm.model_json import loads_lenient
 
 
 def test_plain_fenced_and_wrapped_json_are_read():

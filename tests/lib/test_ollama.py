@@ -1,4 +1,4 @@
-"""Tests of lib.ollama against the local Ollama stand-in (hash backend only)."""
+"""Tests of lib.llm.client against the local Ollama stand-in (hash backend only)."""
 import json
 import logging
 import math
@@ -8,9 +8,9 @@ import time
 import pytest
 import requests
 
-from lib import ollama, ollama_tokens
-from lib.ollama import ChatResult, OllamaClient, OllamaConfig
-from lib.ollama_errors import OllamaBadResponse, OllamaModelMissing, OllamaTimeout, OllamaUnreachable
+from lib.llm import client as ollama, tokens as ollama_tokens
+from lib.llm.client import ChatResult, OllamaClient, OllamaConfig
+from lib.llm.errors import OllamaBadResponse, OllamaModelMissing, OllamaTimeout, OllamaUnreachable
 from testing.standin import SERVER_VERSION, OllamaStandIn, hash_embed
 
 EMBED = "hash-embed"
@@ -372,7 +372,7 @@ def test_chat_stream_model_missing(client):
         list(client.chat_stream("llama-fehlt", [{"role": "user", "content": "Frage"}], origin=ollama.KB_TEXT))
 
 
-# --- the personal-data gate's mark (lib/pii.py) -------------------------------------------------
+# --- the personal-data gate's mark (lib/pii/gate.py) -------------------------------------------------
 def test_requests_without_the_gate_mark_are_refused_before_sending(standin):
     client = OllamaClient(OllamaConfig(url=standin.url))
     with pytest.raises(TypeError):
@@ -390,7 +390,7 @@ def test_requests_without_the_gate_mark_are_refused_before_sending(standin):
 
 
 def test_gated_requests_carry_only_the_masked_text(standin):
-    from lib import pii
+    from lib.pii import gate as pii
     client = OllamaClient(OllamaConfig(url=standin.url))
     gated = pii.gate_request("Frau Huber, SV 1237 010180: Überstunden im Juni?")
     assert client.embed(EMBED, ["query: " + gated.query], origin=gated).requests == 1

@@ -1,4 +1,4 @@
-"""lib.ollama (with lib.ollama_transport and lib.ollama_errors) under production conditions: cancellation, secrets
+"""lib.llm.client (with lib.llm.transport and lib.llm.errors) under production conditions: cancellation, secrets
 in URLs, proxy headers, replies that are not Ollama's, non-finite vectors. A tiny HTTP server of its own per test
 (no stand-in needed)."""
 import http.server
@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from lib import ollama, ollama_errors
-from lib.ollama import OllamaClient, OllamaConfig
-from lib.ollama_errors import OllamaBadResponse, OllamaCancelled
-from lib.ollama_transport import CancelToken
+from lib.llm import client as ollama, errors as ollama_errors
+from lib.llm.client import OllamaClient, OllamaConfig
+from lib.llm.errors import OllamaBadResponse, OllamaCancelled
+from lib.llm.transport import CancelToken
 
 
 class _Server:

@@ -1,11 +1,11 @@
-"""The personal-data gate (lib/pii.py, its detectors in lib/pii_detectors.py and lib/pii_names.py, lib/pii_scoring.py):
+"""The personal-data gate (lib/pii/gate.py, its detectors in lib/pii/detectors.py and lib/pii/names.py, lib/pii/scoring.py):
 detectors, placeholders, mapping, fail-closed, acceptance on the labelled set."""
 import pathlib
 
 import pytest
 import yaml
 
-from lib import pii, pii_detectors, pii_names, pii_scoring
+from lib.pii import gate as pii, detectors as pii_detectors, names as pii_names, scoring as pii_scoring
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -308,7 +308,7 @@ def test_every_model_request_in_the_code_carries_its_origin():
     # dimension probe and the embedding benchmark send KB_TEXT, and the health check's entry profiles (title
     # and tags); everything that carries a question passes the request's pii.Gated (the health check's gap
     # grouping too, one gate per logged question)
-    assert kb_text == ["lib/ollama.py", "models/pv_kb_chunk_embed.py", "models/pv_kb_gap.py",
+    assert kb_text == ["lib/llm/client.py", "models/pv_kb_chunk_embed.py", "models/pv_kb_gap.py",
                        "scripts/bench/bench_embed.py"], kb_text
     gated = sorted({rel for rel, _line, origin in calls if origin and not origin.endswith("KB_TEXT")})
     # (lib/answer/stages.py: the optional rewriting and reranking requests, with the request's pii.Gated)

@@ -1,9 +1,10 @@
-"""lib/query_rewrite.py: prompt, parsing and the guards that fall back to the original query."""
+"""lib/search/rewrite.py: prompt, parsing and the guards that fall back to the original query."""
 import json
 
 import pytest
 
-from lib import ollama_errors, query_rewrite as qr
+from lib.llm import errors as ollama_errors
+from lib.search import rewrite as qr
 
 
 def test_prompt_holds_question_and_earlier_user_questions_as_data():

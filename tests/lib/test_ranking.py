@@ -1,8 +1,8 @@
-"""Tests for lib.ranking: the retriever's constants fit together, and each says how it was chosen."""
+"""Tests for lib.search.ranking: the retriever's constants fit together, and each says how it was chosen."""
 import ast
 import pathlib
 
-from lib import ranking
+from lib.search import ranking
 
 SOURCE = pathlib.Path(ranking.__file__).read_text(encoding="utf-8")
 

@@ -1,4 +1,4 @@
-from lib.rendering import entry_html
+from lib.kb.rendering import entry_html
 
 
 def test_entry_html_drops_the_title_and_styles_tables():

@@ -1,10 +1,11 @@
-"""lib/rerank.py: prompt, schema, parsing of the model's reply, merging with the fused order."""
+"""lib/search/rerank.py: prompt, schema, parsing of the model's reply, merging with the fused order."""
 import json
 
 import pytest
 
-from lib import ollama_errors, rerank
-from lib.rerank import Candidate
+from lib.llm import errors as ollama_errors
+from lib.search import rerank
+from lib.search.rerank import Candidate
 
 IDS = ["lb-a-01", "lb-b-02", "lb-c-03", "lb-d-04"]
 CANDS = [Candidate(i, f"Titel {i}", f"Auszug von {i}") for i in IDS]

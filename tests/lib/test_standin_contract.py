@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from lib import chunking
+from lib.kb import chunking
 from lib.answer.prompt import build_messages, clean_block_text
 from lib.answer.types import Conflict, ContextBlock
 from testing import pins

@@ -1,5 +1,5 @@
-"""Tests for lib.text_de: folding, tokens, search form."""
-from lib import text_de
+"""Tests for lib.text.german: folding, tokens, search form."""
+from lib.text import german as text_de
 
 
 # --------------------------------------------------------------------------- fold / tokens
@@ -49,7 +49,7 @@ def test_search_form_maps_transliterations_but_keeps_real_ue():
 
 
 def test_fold_name_treats_umlauts_and_their_spellings_alike():
-    from lib.text_de import fold_name
+    from lib.text.german import fold_name
     assert {fold_name(n) for n in ("Müller", "Mueller", "MULLER", "muller", "MÜLLER")} == {"muller"}
     assert fold_name("Łukasz Øster") == "lukasz oster"
     assert fold_name("Strauß") == "strauss"

@@ -1,4 +1,4 @@
-"""Tests for lib.zip_guard: every refused attack, streaming limits, KB root detection."""
+"""Tests for lib.kb.zip_guard: every refused attack, streaming limits, KB root detection."""
 import io
 import os
 import stat
@@ -9,7 +9,7 @@ import zipfile
 
 import pytest
 
-from lib import kb_batch, zip_guard
+from lib.kb import batch as kb_batch, zip_guard
 
 ENTRY = """---
 id: lb-atz-07

@@ -1,4 +1,4 @@
-"""The errors of the Ollama client (lib/ollama.py) and how they are worded.
+"""The errors of the Ollama client (lib/llm/client.py) and how they are worded.
 
 Every failure is raised as a subclass of :class:`OllamaError` whose ``message`` is a German sentence
 for the user and whose ``detail`` keeps the technical cause for the log. The functions below word each

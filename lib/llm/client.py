@@ -1,9 +1,9 @@
 """HTTP client for an Ollama server: the API calls pv_kb makes (embeddings, chat blocking and streamed).
 
 :class:`OllamaClient` sends through :class:`~lib.ollama_transport.OllamaTransport` (session, retries,
-deadlines, cancellation); every failure is raised as a subclass of ``OllamaError`` (lib/ollama_errors.py)
+deadlines, cancellation); every failure is raised as a subclass of ``OllamaError`` (lib/llm/errors.py)
 whose ``message`` is a German sentence for the user and whose ``detail`` keeps the technical cause for
-the log. Whether Ollama cut a prompt or an embedding input is judged by lib/ollama_tokens.py
+the log. Whether Ollama cut a prompt or an embedding input is judged by lib/llm/tokens.py
 (``ChatResult.truncated``, ``EmbedResult.truncated``).
 
 Every chat and embedding request names its ``origin``: :data:`KB_TEXT` for text of the knowledge base
@@ -21,12 +21,12 @@ from typing import Any, Iterator
 
 import requests
 
-from . import pii
-from .ollama_errors import bad_shape, cancelled, connection_dropped, error_in_body, stream_incomplete, timed_out
-from .ollama_tokens import is_truncated, texts_over_context
-from .ollama_transport import CancelToken, OllamaTransport, is_read_timeout
+from ..pii import gate as pii
+from .errors import bad_shape, cancelled, connection_dropped, error_in_body, stream_incomplete, timed_out
+from .tokens import is_truncated, texts_over_context
+from .transport import CancelToken, OllamaTransport, is_read_timeout
 
-_LOGGER = logging.getLogger(__name__)   # odoo.addons.pv_kb.lib.ollama inside Odoo: its log settings apply
+_LOGGER = logging.getLogger(__name__)   # odoo.addons.pv_kb.lib.llm.client inside Odoo: its log settings apply
 
 #: ``origin`` of a request without user text (KB passages, probes); user text needs a ``pii.Gated``.
 KB_TEXT = pii.KB_TEXT
@@ -60,7 +60,7 @@ class EmbedResult:
     prompt_eval_count: int
     requests: int
     duration_s: float
-    truncated: list[int] = field(default_factory=list)   # inputs probably cut to the context (lib/ollama_tokens.py)
+    truncated: list[int] = field(default_factory=list)   # inputs probably cut to the context (lib/llm/tokens.py)
 
 
 @dataclass
@@ -313,7 +313,7 @@ class OllamaClient(OllamaTransport):
     def _chat_payload(self, model: str, messages: list[dict], origin, options: dict | None,
                       num_ctx: int | None, *, stream: bool,
                       response_format: dict | str | None = None) -> tuple[dict, int]:
-        # the personal-data gate's mark (lib/pii.py): user text only as the gate passed it
+        # the personal-data gate's mark (lib/pii/gate.py): user text only as the gate passed it
         pii.check_request(origin, [m.get("content") for m in messages], embedding=False)
         merged = dict(options or {})
         ctx = int(num_ctx or merged.get("num_ctx") or self.config.num_ctx)

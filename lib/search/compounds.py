@@ -15,7 +15,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 
-from .text_de import STOPWORDS, WORD_GROUP_RE, WORD_RE, fold, search_form, tokens
+from ..text.german import STOPWORDS, WORD_GROUP_RE, WORD_RE, fold, search_form, tokens
 
 _FUGEN = ("s", "es", "n", "en", "er", "e")
 _FUGE_LAST = frozenset(f[-1] for f in _FUGEN)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .compounds import INFLECTIONS, as_lexicon, split_compound
-from .text_de import QUESTION_STOPWORDS, STOPWORDS, WORD_GROUP_RE, WORD_RE, fold, search_form, tokens
+from ..text.german import QUESTION_STOPWORDS, STOPWORDS, WORD_GROUP_RE, WORD_RE, fold, search_form, tokens
 
 # --------------------------------------------------------------------------- synonyms
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from . import md_blocks, text_de
+from ..text import md_blocks, german as text_de
 
 
 

@@ -1,4 +1,4 @@
-"""Detectors of the personal-data gate for people's names (lib/pii.py runs them), and the name folding.
+"""Detectors of the personal-data gate for people's names (lib/pii/gate.py runs them), and the name folding.
 
 * known names (detector ``name``): the names of known people (Odoo: hr.employee, res.partner) indexed
   by :class:`KnownNames`, found whole or in parts by :func:`find_known_names`; a part that is also an
@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from .pii_detectors import Finding
-from .text_de import fold_name as fold
+from .detectors import Finding
+from ..text.german import fold_name as fold
 
 
 # --- known names ----------------------------------------------------------------------------

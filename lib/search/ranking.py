@@ -11,7 +11,7 @@ from . import fusion
 # Chunks each signal (dense sections, full text) delivers before fusion. Not measured: set with the first
 # retriever; the recipe reads only the first RECIPE.depth (20) of each list.
 CANDIDATES = 50
-# Entry cards per question (one per entry, lib/entry_card.py). Not measured as a knob: the tuning grid varied
+# Entry cards per question (one per entry, lib/search/entry_card.py). Not measured as a knob: the tuning grid varied
 # the card weight, never the count; equal to RECIPE.depth.
 CARD_CANDIDATES = 20
 # HNSW candidate list per dense query (pgvector's default is 40). The index is approximate: on the evaluation
@@ -24,7 +24,7 @@ EF_SEARCH = 100
 
 # --- full-text pruning (lib.fulltext.prune_tsquery) ------------------------------------------------------
 # Query atoms matching more than this share of the chunks are dropped. Set when pruning came (2026-11-29);
-# lib.fulltext's own default is 0.15. Compared 2026-12-02 on the pooled tuning questions (0.05 / 0.1 / 0.2 / 0.3,
+# lib.search.fulltext's own default is 0.15. Compared 2026-12-02 on the pooled tuning questions (0.05 / 0.1 / 0.2 / 0.3,
 # fused without the card list): hybrid MRR 0.889-0.892, hit@1 0.827-0.840 - a question or two apart; kept.
 MAX_DF_RATIO = 0.1
 # ... and the kept atoms match at most about this many chunks together. Not measured: lowered from 2,000 to

@@ -1,9 +1,9 @@
-"""Detectors of the personal-data gate for numbers, codes and addresses (lib/pii.py runs them).
+"""Detectors of the personal-data gate for numbers, codes and addresses (lib/pii/gate.py runs them).
 
 Each ``_find_*`` function returns the :class:`Finding` objects of one detector in a text: SV numbers
 (check digit and birth date, :func:`svnr_valid`), IBANs (mod 97, :func:`iban_valid`), BICs, e-mail
 addresses, phone numbers, dates of birth, tax numbers and personnel numbers; :data:`FINDERS` names them
-in the order the gate runs them. People's names have their own module, ``lib/pii_names.py``. Pure
+in the order the gate runs them. People's names have their own module, ``lib/pii/names.py``. Pure
 Python, no Odoo.
 """
 from __future__ import annotations
@@ -224,7 +224,7 @@ def _find_persnr(text: str) -> list[Finding]:
     return [Finding("persnr", m.start(1), m.end(1), m.group(1)) for m in _PERSNR_RE.finditer(text)]
 
 
-# detector name → function, in the order the gate runs them (people's names: lib/pii_names.py)
+# detector name → function, in the order the gate runs them (people's names: lib/pii/names.py)
 FINDERS = {
     "svnr": _find_svnr,
     "iban": _find_iban,

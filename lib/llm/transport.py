@@ -1,6 +1,6 @@
 """How a request reaches the Ollama server: session and headers, retries, timeouts and deadlines, cancellation.
 
-:class:`OllamaTransport` is the base of the client (``OllamaClient`` in lib/ollama.py, which adds the API
+:class:`OllamaTransport` is the base of the client (``OllamaClient`` in lib/llm/client.py, which adds the API
 calls). It holds one ``requests`` session that sends the configured headers with every request (e.g. a
 proxy's ``Authorization``), shows the server URL only redacted, and sends with :meth:`_send`:
 
@@ -11,7 +11,7 @@ request is wrong, a repeat would fail the same way). A ``deadline`` (``time.mono
 attempt, connecting included, and the pauses between them.
 
 :class:`CancelToken` ends a streamed request from another thread. Failures are raised as the errors of
-lib/ollama_errors.py. Pure Python (``requests`` only, no Odoo).
+lib/llm/errors.py. Pure Python (``requests`` only, no Odoo).
 """
 from __future__ import annotations
 
@@ -22,8 +22,16 @@ import time
 
 import requests
 
-from .ollama_errors import (OllamaError, bad_shape, client_error, redact_url, request_failed, server_error,
-                            timed_out, unreachable)
+from .errors import (
+    OllamaError,
+    bad_shape,
+    client_error,
+    redact_url,
+    request_failed,
+    server_error,
+    timed_out,
+    unreachable,
+)
 
 
 class CancelToken:
@@ -90,7 +98,7 @@ def is_read_timeout(exc: BaseException) -> bool:
 
 
 class OllamaTransport:
-    """Sends requests to one Ollama server (``config``: an ``OllamaConfig`` of lib/ollama.py)."""
+    """Sends requests to one Ollama server (``config``: an ``OllamaConfig`` of lib/llm/client.py)."""
 
     def __init__(self, config, session: requests.Session | None, logger: logging.Logger):
         self.config = config

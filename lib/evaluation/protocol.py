@@ -32,8 +32,8 @@ import hashlib
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .evaluation import retrieval_metrics
-from .goldset_format import GoldQuestion, GoldsetError
+from .metrics import retrieval_metrics
+from .goldset import GoldQuestion, GoldsetError
 
 DEFAULT_TUNING_SHARE = 0.5
 DEFAULT_SALT = "pv_kb-split-1"

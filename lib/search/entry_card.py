@@ -4,7 +4,7 @@ A section vector knows one part of an entry; a question phrased in other words (
 "Dienstwagen") often matches the entry as a whole better than any of its parts. The card gathers what a curator
 says about the entry as a whole: title (the embedding header adds it), Stichwörter (tags), the curator's
 synonyms that point at it, legal bases and the summary. The retriever ranks the cards as a third list, at entry
-level (lib.fusion: ``entry_lists``), so the synonym table reaches the dense side too.
+level (lib.search.fusion: ``entry_lists``), so the synonym table reaches the dense side too.
 
 A card is stored as a chunk row with section key :data:`CARD_KEY` (the embedding cron, the dimension switch
 and the health counts handle it like any row); it is never a passage: not indexed for full text, not shown as
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .fulltext import SynonymTable, _contains_sequence
-from .text_de import tokens
+from ..text.german import tokens
 
 CARD_KEY = "card"
 CARD_POSITION = 10_000        # after every section of the entry

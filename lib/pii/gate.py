@@ -26,9 +26,9 @@ title_name PERSON   a capitalised name after "Frau", "Herr", "Hr.", "Fr." with o
                     titles (Mag.(FH), Dr., DI, Ing., MSc …)
 ========== ======== ==========================================================================
 
-This module is the gate itself: it runs the detectors (``lib/pii_detectors.py`` for numbers, codes
-and addresses, ``lib/pii_names.py`` for names), merges their findings and writes the placeholders.
-``lib/pii_scoring.py`` measures the detectors on a labelled set.
+This module is the gate itself: it runs the detectors (``lib/pii/detectors.py`` for numbers, codes
+and addresses, ``lib/pii/names.py`` for names), merges their findings and writes the placeholders.
+``lib/pii/scoring.py`` measures the detectors on a labelled set.
 
 Placeholders are stable per conversation: a :class:`Mapping` remembers value → placeholder;
 it is serialised to the client and passed back with the next question of the conversation,
@@ -36,15 +36,15 @@ so the same person keeps ``[PERSON_1]``.  The server never stores it.
 
 The gate fails closed: any error inside it raises :class:`PiiGateError`, and callers must
 then send nothing.  Its result for a request is a :class:`Gated` object; the Ollama client
-refuses requests with user text that do not carry one (see ``lib/ollama.py``).
+refuses requests with user text that do not carry one (see ``lib/llm/client.py``).
 """
 from __future__ import annotations
 
 import re
 from typing import Iterable
 
-from .pii_detectors import FINDERS, Finding
-from .pii_names import COMMON_WORDS, TITLE_WORD, WORD, KnownNames, find_known_names, find_titled, fold
+from .detectors import FINDERS, Finding
+from .names import COMMON_WORDS, TITLE_WORD, WORD, KnownNames, find_known_names, find_titled, fold
 
 __all__ = [
     "DETECTORS", "TOKENS", "PiiGateError", "Mapping", "Gated", "detect", "neutralise", "gate_request",
@@ -335,7 +335,7 @@ class UngatedRequest(PiiGateError):
 
 
 def check_request(origin, texts: list[str], *, embedding: bool) -> None:
-    """Called by ``lib/ollama.py`` before every chat and embedding request (required ``origin``).
+    """Called by ``lib/llm/client.py`` before every chat and embedding request (required ``origin``).
 
     ``origin`` is :data:`KB_TEXT` (no user text) or the :class:`Gated` of the request.  For a gated
     request no value the conversation's mapping holds may be in the texts (short digit-only values

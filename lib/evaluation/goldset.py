@@ -3,8 +3,8 @@
 :func:`read_goldset` reads and validates the YAML (plain list or wrapped ``{questions: [...]}``;
 unknown keys are metadata and give warnings); :func:`load_goldset` returns just its questions. The
 question kinds are :data:`KINDS`; :data:`ANSWERABLE_KINDS` are those a good answer answers (the others
-are refused). What is measured on a gold set is in lib/evaluation.py (retrieval and answers),
-lib/bakeoff.py (chat models compared) and lib/eval_protocol.py (tuning and test parts). Pure Python,
+are refused). What is measured on a gold set is in lib/evaluation/metrics.py (retrieval and answers),
+lib/evaluation/bakeoff.py (chat models compared) and lib/evaluation/protocol.py (tuning and test parts). Pure Python,
 no Odoo.
 """
 from __future__ import annotations
@@ -86,7 +86,7 @@ def read_goldset(text_or_path, known_ids: set[str] | None = None) -> GoldSet:
 
     Accepted shapes: a list of questions, or a mapping with the list under
     ``questions`` (its other top-level keys are metadata, kept in
-    ``GoldSet.meta``, e.g. ``split``, see :mod:`lib.eval_protocol`).
+    ``GoldSet.meta``, e.g. ``split``, see :mod:`lib.evaluation.protocol`).
     Checks: every question a mapping; id, question and kind present; ids
     unique; kind one of :data:`KINDS`; ``refuse`` questions expect no
     entries; list fields are lists of strings; a misspelt key whose proper

@@ -26,9 +26,9 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 
-from .eval_protocol import split_goldset
-from .evaluation import CONFLICT_MARK, citation_precision, mean, nearest_rank, normalise
-from .goldset_format import ANSWERABLE_KINDS
+from .protocol import split_goldset
+from .metrics import CONFLICT_MARK, citation_precision, mean, nearest_rank, normalise
+from .goldset import ANSWERABLE_KINDS
 
 CHECKS = ("citations", "recall", "answered", "must_contain", "must_not_contain", "refusal", "conflict")
 

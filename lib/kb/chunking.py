@@ -18,8 +18,9 @@ import json
 import re
 from dataclasses import dataclass
 
-from . import kb_format, md_blocks
-from .ollama_tokens import estimate_tokens
+from . import format as kb_format
+from ..text import md_blocks
+from ..llm.tokens import estimate_tokens
 
 PROSE, TABLE, CODE = md_blocks.PROSE, md_blocks.TABLE, md_blocks.CODE
 

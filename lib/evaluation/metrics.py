@@ -1,11 +1,11 @@
-"""Metrics over a gold question set (the set itself: lib/goldset_format.py, format: docs/eval-format.md).
+"""Metrics over a gold question set (the set itself: lib/evaluation/goldset.py, format: docs/eval-format.md).
 
 * :func:`retrieval_metrics` scores ranked entry ids per question.
 * :func:`answer_metrics` scores generated answers (needs a chat model).
 * :func:`latency_stats` and :func:`format_report` summarise runs, several
   retrieval modes side by side.
 * :func:`normalise`, :func:`mean`, :func:`nearest_rank` and :func:`citation_precision` are the
-  measures the bake-off (lib/bakeoff.py) shares with these metrics.
+  measures the bake-off (lib/evaluation/bakeoff.py) shares with these metrics.
 
 Definitions (all on entry ids; a retrieved list is de-duplicated, order kept):
 
@@ -24,7 +24,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Iterable
 
-from .goldset_format import ANSWERABLE_KINDS, KINDS, GoldQuestion
+from .goldset import ANSWERABLE_KINDS, KINDS, GoldQuestion
 
 CONFLICT_MARK = "⚠"
 

@@ -10,8 +10,22 @@ import json
 from dataclasses import dataclass
 from typing import Iterable
 
-from .kb_format import (BODY_REF_RE, BOM, ERROR, INDEX, KBJSON, KBJSON_COMPARED_KEYS, LIST_KEYS, WARNING, Issue,
-                        ParsedEntry, id_of_file, is_entry_file, parse_checked, stand_text)
+from .format import (
+    BODY_REF_RE,
+    BOM,
+    ERROR,
+    INDEX,
+    KBJSON,
+    KBJSON_COMPARED_KEYS,
+    LIST_KEYS,
+    WARNING,
+    Issue,
+    ParsedEntry,
+    id_of_file,
+    is_entry_file,
+    parse_checked,
+    stand_text,
+)
 
 
 @dataclass

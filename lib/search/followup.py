@@ -5,7 +5,7 @@ deterministic, no model.
 """
 from __future__ import annotations
 
-from .text_de import content_words, light_stem, fold_plain, word_tokens
+from ..text.german import content_words, light_stem, fold_plain, word_tokens
 
 _FOLLOWUP_STARTS = (
     "und", "aber", "also", "sowie", "auch", "oder", "bzw", "was ist mit", "wie ist es mit",

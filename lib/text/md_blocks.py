@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from .text_de import fold_plain
+from .german import fold_plain
 
 PROSE, TABLE, CODE = "prose", "table", "code"
 

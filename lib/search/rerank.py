@@ -1,6 +1,6 @@
 """Optional reranking of the fused entries by the chat model (issue 11, point 5). Pure Python, no Odoo.
 
-Retrieval fuses its lists into an entry ranking (lib/fusion.py). With the setting ``rerank`` on, the best
+Retrieval fuses its lists into an entry ranking (lib/search/fusion.py). With the setting ``rerank`` on, the best
 ``rerank_depth`` entries (default 20) are shown to the chat model in **one** batched prompt: a numbered list of
 candidates — id, title and a short excerpt of the entry's card or summary — and the question. The model answers
 ``{"reihenfolge": [ids, best first]}`` under Ollama's ``format`` schema, whose ``enum`` holds exactly the candidate
@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from .answer.prompt import one_line
-from .model_json import loads_lenient
+from ..text.lines import one_line
+from ..llm.model_json import loads_lenient
 
 _logger = logging.getLogger(__name__)
 

@@ -20,8 +20,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from .answer.prompt import one_line
-from .text_de import fold_plain
+from ..text.lines import one_line
+from ..text.german import fold_plain
 
 _logger = logging.getLogger(__name__)
 

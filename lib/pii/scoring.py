@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .pii import DETECTORS, TOKENS, detect
-from .pii_names import KnownNames
+from .gate import DETECTORS, TOKENS, detect
+from .names import KnownNames
 
 
 def score_cases(data: dict, *, detectors: Iterable[str] | None = None) -> dict:

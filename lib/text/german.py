@@ -136,7 +136,7 @@ _NAME_PAIRS = (("ae", "a"), ("oe", "o"), ("ue", "u"))
 def fold_name(text: str) -> str:
     """:func:`fold_plain` for comparing names however they were typed: umlauts and their spelled-out
     forms both reduced to the plain vowel, so 'Müller', 'Mueller', 'MULLER' and 'muller' fold alike
-    (the personal-data gate, lib/pii_names.py)."""
+    (the personal-data gate, lib/pii/names.py)."""
     text = fold_plain(text.casefold()).translate(_NAME_TABLE)
     for two, one in _NAME_PAIRS:
         text = text.replace(two, one)
