@@ -1,16 +1,13 @@
-"""Endpoints of the chat panel.
+"""Endpoints of the chat panel: HTTP only — the answer itself is the agent's pipeline (models/pv_kb_agent.py).
 
-``/pv_kb/ask/stream`` streams NDJSON events while the answer is generated. The endpoint itself only checks
-the request and takes a slot (global and per-user limits on answers at once); when it returns, Odoo
-commits and releases the request's database connection. The answer then runs in a worker thread in three
-steps, each with a connection of its own only while it needs one:
-
-1. retrieve and build the prompt (a short transaction; with query rewriting on, two: the gate, then — after
-   the rewriting model call, with no connection held — retrieval),
-2. rerank the retrieved entries when that is on, then call the model — **no database connection held** —
-   cancellable: the stream sends a ``ping`` line every half second while it waits, so a client that went
-   away (or pressed Stop) is noticed within a second and the model request is closed,
-3. write the question log (a short transaction) and free the slot.
+``/pv_kb/ask/stream`` checks the request (group, CSRF, the conversation is the user's own), takes a slot
+(global and per-user limits on answers at once) and commits; Odoo then releases the request's database
+connection. A worker thread runs the pipeline with a short cursor per database step
+(``pv_kb_agent.ShortSteps``: no connection held while a model answers) and hands its events to the
+response, which streams them as NDJSON: ``meta``, ``delta``, ``reset``, ``final`` (the turn as the
+conversation's history gives it) or ``error``, and a ``ping`` line every half second while it waits, so a
+client that went away (or pressed Stop) is noticed within a second and the model request is closed. The
+worker frees the slot at the end.
 
 The answer time limit (setting ``answer_time_limit``) bounds the whole answer, regeneration included; the
 response gives up a little later in any case. In Odoo's multi-process mode the stream belongs on the
@@ -29,9 +26,7 @@ from odoo import api, http
 from odoo.http import request
 
 from ..lib.llm import transport as ollama_transport
-from ..lib.answer import stages
-from ..lib.answer.respond import respond
-from ..models.pv_kb_agent import interactive_client
+from ..models import pv_kb_agent as agent_pipeline
 
 _logger = logging.getLogger(__name__)
 
@@ -58,28 +53,19 @@ def _as_id(value):
     return number
 
 
-def answer_payload(result):
-    """The final event for an AgentAnswer."""
-    info = result.retrieval.entry_info if result.retrieval else {}
-    citations = [{"kb_id": i, "entry_id": info[i]["id"], "title": info[i]["title"], "stand": info[i]["stand"]}
-                 for i in result.cited_ids if i in info]
-    return {
-        "type": "final",
-        "query_id": result.query.id if result.query else None,
-        "conversation_id": result.query.conversation_id.id if result.query else None,
-        "status": result.status,
-        "answer": result.answer,
-        "citations": citations,
-        "violations": result.violations,
-        "notice": result.notice,
-        "answer_mode": result.answer_mode,
-        # the passage each cited entry's statement rests on (structured mode): the chip opens it highlighted
-        "quotes": [q for q in result.quotes if q["kb_id"] in info],
-        "timings": {k: round(v, 1) for k, v in result.timings.items()},
-        # personal data replaced in the question: the count for the notice, the mapping for this user's
-        # screen only (sent back with the next question of the conversation, never stored)
-        "pii": {"count": result.pii_count, "mapping": result.pii_mapping},
-    }
+def meta_event(retrieval, conversation_id):
+    """The stream's first event: what was retrieved (the chips' titles while the answer is written)."""
+    return {"type": "meta", "query_id": None, "conversation_id": conversation_id, "mode": retrieval.mode,
+            "retrieved": [{"kb_id": i, "title": retrieval.entry_info[i]["title"],
+                           "stand": retrieval.entry_info[i]["stand"]}
+                          for i in retrieval.entry_ids if i in retrieval.entry_info]}
+
+
+def final_event(result):
+    """The stream's last event: the finished turn as the conversation's history gives it (pv.kb.query._turn),
+    plus the personal-data mapping for this user's screen only (sent back with the next question of the
+    conversation, never stored)."""
+    return dict(result.turn, type="final", pii={"count": result.pii_count, "mapping": result.pii_mapping})
 
 
 def _own_conversation(env, conversation_id):
@@ -88,13 +74,6 @@ def _own_conversation(env, conversation_id):
     if not conversation:
         raise Forbidden(env._("This conversation does not exist or is not yours."))
     return conversation
-
-
-def _conversation(env, conversation_id):
-    if conversation_id:
-        return _own_conversation(env, conversation_id)
-    # named by the agent after the personal-data gate (the masked question), never by the raw question
-    return env["pv.kb.conversation"].create({"name": env._("New conversation")})
 
 
 def _json(status, payload):
@@ -133,12 +112,8 @@ class PvKbController(http.Controller):
         # would end only when this endpoint returns)
         env.cr.commit()
         limit = settings["answer_time_limit"]
-        # the agent's own messages, translated here: the worker may fail before it has an environment
-        texts = {
-            "failed": env._("The question could not be answered because of an internal error. Please try "
-                            "again later; if it happens again, tell your administrator."),
-            "too_late": env._("The time limit for the answer was reached."),
-        }
+        # the agent's messages, translated here: the worker may fail before it has an environment
+        texts = env["pv.kb.agent"]._texts()
         events = queue.Queue()
         cancel = ollama_transport.CancelToken()
         worker = threading.Thread(
@@ -154,50 +129,16 @@ class PvKbController(http.Controller):
     @staticmethod
     def _stream_worker(registry, uid, context, question, conversation_id, events, deadline, texts, cancel, slot,
                        settings, pii_mapping=None):
+        """The answer, outside the request: the agent's pipeline with a short cursor per database step."""
         threading.current_thread().dbname = registry.db_name
         try:
-            rewriting = bool(settings.get("query_rewrite"))
-            # 1. gate, retrieve and build the prompt: one short transaction (two with query rewriting, whose
-            #    model call runs between them with no cursor open)
-            with registry.cursor() as cr:
-                env = api.Environment(cr, uid, context)
-                conversation = _conversation(env, conversation_id)
-                prepared = env["pv.kb.agent"]._gate_question(question, conversation, settings=settings,
-                                                             pii_mapping=pii_mapping)
-                if not rewriting:
-                    prepared = env["pv.kb.agent"]._build(prepared)
-                conversation_id = conversation.id
-            if rewriting:
-                stages.rewrite_query(prepared, interactive_client, deadline=deadline, cancel=cancel)
-                with registry.cursor() as cr:
-                    prepared = api.Environment(cr, uid, context)["pv.kb.agent"]._build(prepared)
-            # reranking (when on): the model orders the retrieved entries, no cursor open
-            stages.rerank_prepared(prepared, interactive_client, deadline=deadline, cancel=cancel)
-            retrieval = prepared.retrieval
-            if retrieval:
-                events.put({"type": "meta", "query_id": None, "conversation_id": conversation_id,
-                            "mode": retrieval.mode,
-                            "retrieved": [{"kb_id": i, "title": retrieval.entry_info[i]["title"],
-                                           "stand": retrieval.entry_info[i]["stand"]}
-                                          for i in retrieval.entry_ids if i in retrieval.entry_info]})
-
-            def on_delta(text):
-                events.put({"type": "reset"} if text is None else {"type": "delta", "text": text})
-
-            # 2. the model: no database connection held
-            result = respond(prepared, interactive_client, on_delta=on_delta, deadline=deadline, cancel=cancel)
-            if cancel.cancelled:
-                result.status, result.notice = "abgebrochen", None
-            # 3. the question log: one short transaction (nothing is stored when the personal-data gate failed)
-            with registry.cursor() as cr:
-                env = api.Environment(cr, uid, context)
-                conversation = env["pv.kb.conversation"].browse(conversation_id)
-                if not prepared.pii_failed:
-                    result.query = env["pv.kb.agent"]._log(prepared, result, conversation)
-                payload = answer_payload(result)
-            events.put(payload)
-        except Forbidden as exc:
-            events.put({"type": "error", "message": exc.description})
+            result = agent_pipeline.run(
+                agent_pipeline.ShortSteps(registry, uid, context), question,
+                conversation_id or agent_pipeline.NEW_CONVERSATION, settings=settings, pii_mapping=pii_mapping,
+                deadline=deadline, cancel=cancel,
+                on_retrieved=lambda retrieval, conv_id: events.put(meta_event(retrieval, conv_id)),
+                on_delta=lambda text: events.put({"type": "reset"} if text is None else {"type": "delta", "text": text}))
+            events.put(final_event(result))
         except Exception:
             _logger.exception("pv_kb: streamed answer failed")
             events.put({"type": "error", "message": texts["failed"]})
@@ -255,16 +196,5 @@ class PvKbController(http.Controller):
     def conversation(self, conversation_id):
         _check_group()
         conversation = _own_conversation(request.env, _as_id(conversation_id))
-        Entry = request.env["pv.kb.entry"]
-        turns = []
-        for q in conversation.query_ids.sorted("id"):
-            ids = [i.strip() for i in (q.cited_ids or "").split(",") if i.strip()]
-            entries = {e.kb_id: e for e in Entry.search([("kb_id", "in", ids)])}
-            turns.append({
-                "query_id": q.id, "question": q.question, "answer": q.answer, "status": q.status,
-                "citations": [{"kb_id": i, "entry_id": entries[i].id, "title": entries[i].name,
-                               "stand": entries[i].stand} for i in ids if i in entries],
-                "violations": [v for v in (q.violations or "").split("\n") if v],
-                "notice": q.notice or None, "feedback": q.feedback or None,
-            })
+        turns = [query._turn() for query in conversation.query_ids.sorted("id")]
         return {"id": conversation.id, "name": conversation.name, "turns": turns}

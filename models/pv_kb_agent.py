@@ -1,8 +1,16 @@
-"""The grounded question-answering service: retrieve, gate, ground, generate, validate, log.
+"""The grounded question-answering service: one pipeline from a question to its log row.
+
+:func:`run` is the only place that sequences the steps of an answer — the personal-data gate, query
+rewriting, retrieval and context, reranking, the model's answer (``lib/answer/respond.py``), the question log
+and the turn the panel shows. How the database steps get their transaction is the caller's choice:
+:class:`InlineSteps` (one transaction: command line, evaluation, tests, ``pv.kb.agent._ask``) or
+:class:`ShortSteps` (a short cursor of its own per database step and none while a model answers: the chat
+panel's answers, controllers/main.py).
 
 Rules and checks are pure functions in ``lib/answer/`` (see its docstring for the order) and
 ``lib/search/followup.py``; this model wires them to the retriever, the Ollama client and the question log.
 """
+import contextlib
 import json
 import logging
 import time
@@ -20,6 +28,85 @@ _logger = logging.getLogger(__name__)
 
 MAX_QUESTION_CHARS = 2000
 MAX_BLOCKS = 12
+NEW_CONVERSATION = "new"    # run(conversation=…): start a conversation, named after the masked question
+
+
+class InlineSteps:
+    """Every database step in the caller's transaction (command line, evaluation, tests). The optional model
+    steps then run inside it: allowed there only."""
+
+    def __init__(self, env):
+        self.env = env
+
+    @contextlib.contextmanager
+    def step(self):
+        yield self.env
+
+
+class ShortSteps:
+    """A cursor of its own for each database step, committed at its end, and none between them: no cursor is
+    held while a model answers (the chat panel's answers)."""
+
+    def __init__(self, registry, uid, context):
+        self.registry, self.uid, self.context = registry, uid, context
+
+    @contextlib.contextmanager
+    def step(self):
+        with self.registry.cursor() as cr:
+            yield api.Environment(cr, self.uid, self.context)
+
+
+def run(steps, question, conversation=None, *, settings, filters=None, mode="hybrid", pii_mapping=None,
+        deadline=None, cancel=None, on_delta=None, on_retrieved=None, log=True):
+    """Answer ``question`` from the knowledge base only: the one sequence of an answer's steps.
+
+    ``steps``: :class:`InlineSteps` or :class:`ShortSteps`. ``conversation``: a conversation id, None (no
+    conversation) or :data:`NEW_CONVERSATION`. ``on_retrieved(retrieval, conversation_id)`` is called once the
+    final ranking is known (before the model writes); ``on_delta(text)`` receives streamed answer text
+    (``on_delta(None)`` = discard what was streamed, a regeneration follows); ``deadline`` is a
+    ``time.monotonic()`` limit for the whole answer; ``cancel`` (a lib/llm/transport CancelToken) stops it —
+    the answer is then logged as stopped. ``log`` False (evaluation): no log row and no turn.
+
+    Personal data: question, follow-up query and history pass the personal-data gate
+    (``pv.kb.settings._pii_gate``) before anything else; from there on only the masked texts exist
+    (retrieval, prompts, the question log). ``pii_mapping`` is the conversation's mapping as the user's
+    browser holds it (placeholders stay stable); the result carries the extended one back. If the gate
+    fails, nothing is sent and nothing of the question is stored.
+
+    Returns the AgentAnswer with ``query`` (the log row) and ``turn`` (``pv.kb.query._turn``: what the panel
+    shows, live and reloaded alike). Ollama trouble never raises (the answer degrades instead); a database
+    error does — the caller reports it.
+    """
+    deadline = deadline or (time.monotonic() + settings["answer_time_limit"])
+    # 1. the personal-data gate and the history
+    with steps.step() as env:
+        if conversation == NEW_CONVERSATION:
+            record = env["pv.kb.conversation"].create({"name": env._("New conversation")})
+        else:
+            record = env["pv.kb.conversation"].browse(conversation or ())
+        prepared = env["pv.kb.agent"]._gate_question(question, record, settings=settings, pii_mapping=pii_mapping)
+        conversation_id = record.id
+    # 2. query rewriting (optional model step, lib/answer/stages.py): no cursor of ShortSteps open
+    stages.rewrite_query(prepared, interactive_client, deadline=deadline, cancel=cancel)
+    # 3. retrieval, the evidence gate, the context
+    with steps.step() as env:
+        prepared = env["pv.kb.agent"]._build(prepared, filters, mode=mode)
+    # 4. reranking (optional model step): no cursor of ShortSteps open
+    stages.rerank_prepared(prepared, interactive_client, deadline=deadline, cancel=cancel)
+    if on_retrieved and prepared.retrieval:
+        on_retrieved(prepared.retrieval, conversation_id)
+    # 5. the model's answer, checked: no cursor of ShortSteps open
+    result = respond(prepared, interactive_client, on_delta=on_delta, deadline=deadline, cancel=cancel)
+    if cancel is not None and cancel.cancelled:
+        result.status, result.notice = "abgebrochen", None
+    # 6. the question log and the turn (nothing is stored when the personal-data gate failed)
+    if log:
+        with steps.step() as env:
+            conversation = env["pv.kb.conversation"].browse(conversation_id or ())
+            query = env["pv.kb.agent"]._log(prepared, result, conversation, store=not prepared.pii_failed)
+            result.query = query if query.id and not prepared.pii_failed else None
+            result.turn = query._turn()
+    return result
 
 
 class PvKbAgent(models.AbstractModel):
@@ -70,48 +157,16 @@ class PvKbAgent(models.AbstractModel):
     def _conflicts(self, retrieval, summaries):
         return conflict_rules.detect_conflicts(self._entry_facts(retrieval, summaries))
 
-    # --- the three steps of an answer ------------------------------------------------
+    # --- the pipeline -------------------------------------------------------------
     @api.model
     def _ask(self, question, conversation=None, filters=None, *, on_delta=None, on_retrieved=None, deadline=None,
              log=True, mode="hybrid", settings=None, pii_mapping=None):
-        """Answer ``question`` from the knowledge base only, in one transaction (command line, evaluation,
-        tests). The chat panel's stream runs the same three steps with a connection only around the first
-        and the last (controllers/main.py).
-
-        ``on_delta(text)`` receives streamed answer text (``on_delta(None)`` = discard what was
-        streamed, a regeneration follows); ``deadline`` is a ``time.monotonic()`` limit for the whole
-        answer. Never raises for Ollama trouble: the answer degrades instead.
-
-        Personal data: question, follow-up query and history pass the personal-data gate
-        (``pv.kb.settings._pii_gate``) before anything else; from there on only the masked texts
-        exist (retrieval, prompts, the question log). ``pii_mapping`` is the conversation's mapping as
-        the user's browser holds it (placeholders stay stable); the result carries the extended one
-        back. If the gate fails, nothing is sent and nothing of the question is stored.
-
-        The optional model steps (settings ``query_rewrite``, ``rerank``; lib/answer/stages.py) run here
-        inline, inside this one transaction: that is allowed for the command line, the evaluation and the
-        tests only. The panel's stream worker calls the same steps with no cursor open.
-        """
-        settings = settings or self.env["pv.kb.settings"]._get()
-        deadline = deadline or (time.monotonic() + settings["answer_time_limit"])
-        prepared = self._gate_question(question, conversation, settings=settings, pii_mapping=pii_mapping)
-        stages.rewrite_query(prepared, interactive_client, deadline=deadline)
-        prepared = self._build(prepared, filters, mode=mode)
-        stages.rerank_prepared(prepared, interactive_client, deadline=deadline)
-        if on_retrieved and prepared.retrieval:
-            on_retrieved(prepared.retrieval)
-        result = respond(prepared, interactive_client, on_delta=on_delta, deadline=deadline)
-        if log and not prepared.pii_failed:
-            result.query = self._log(prepared, result, conversation)
-        return result
-
-    @api.model
-    def _prepare(self, question, conversation=None, filters=None, *, settings=None, mode="hybrid", pii_mapping=None):
-        """Step 1 (database): gate, retrieve, build the context and the prompt (:meth:`_gate_question`, then
-        :meth:`_build`). No model call: query rewriting, when on, is the caller's step between the two
-        (lib/answer/stages.rewrite_query); a pending rerank is done by :func:`respond`. Never raises."""
-        prepared = self._gate_question(question, conversation, settings=settings, pii_mapping=pii_mapping)
-        return self._build(prepared, filters, mode=mode)
+        """Answer ``question`` from the knowledge base only, in the caller's transaction (command line,
+        evaluation, tests): :func:`run` with :class:`InlineSteps`. ``conversation``: a record or None.
+        See :func:`run` for the arguments."""
+        return run(InlineSteps(self.env), question, conversation.id if conversation else None, filters=filters,
+                   on_delta=on_delta, on_retrieved=on_retrieved, deadline=deadline, log=log, mode=mode,
+                   settings=settings or self.env["pv.kb.settings"]._get(), pii_mapping=pii_mapping)
 
     @api.model
     def _gate_question(self, question, conversation=None, *, settings=None, pii_mapping=None):
@@ -210,14 +265,15 @@ class PvKbAgent(models.AbstractModel):
 
     # --- the question log ------------------------------------------------------------
     @api.model
-    def _log(self, prepared, result, conversation):
-        """Step 3 (database): the question log."""
+    def _log(self, prepared, result, conversation, *, store=True):
+        """The last step (database): the question log row (``store`` False: the same values in a new record
+        that is not saved, for the turn of an answer that is not stored)."""
         question, query, retrieval, settings = prepared.question, prepared.query, prepared.retrieval, prepared.settings
         entries = retrieval.entries if retrieval else []
         retrieved = [{"kb_id": e.entry_id, "score": round(e.score, 6), "signals": e.signals,
                       "section": e.best_section, "expansion": e.expansion} for e in entries]
         t = result.timings
-        return self.env["pv.kb.query"].sudo().create({
+        vals = {
             "question": question,
             "standalone_query": query,
             "conversation_id": conversation.id if conversation else False,
@@ -250,7 +306,12 @@ class PvKbAgent(models.AbstractModel):
             "pii_count": result.pii_count,
             "answer_mode": result.answer_mode,
             "rejected_answer": result.rejected or False,
-        })
+            # the passage each cited entry's statement rests on (structured mode), for the panel's chips
+            "quotes_json": json.dumps([q for q in result.quotes if retrieval and q["kb_id"] in retrieval.entry_info],
+                                      ensure_ascii=False) if result.quotes else False,
+        }
+        Query = self.env["pv.kb.query"].sudo()
+        return Query.create(vals) if store else Query.new(vals)
 
 
 def interactive_client(settings):

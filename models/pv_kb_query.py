@@ -1,5 +1,12 @@
 
+import json
+
 from odoo import api, fields, models
+
+# the panel's timing keys and the log's fields
+TIMINGS = {"embed_ms": "time_embed_ms", "retrieve_ms": "time_retrieve_ms", "prompt_ms": "time_prompt_ms",
+           "rewrite_ms": "time_rewrite_ms", "rerank_ms": "time_rerank_ms", "generate_ms": "time_generate_ms",
+           "validate_ms": "time_validate_ms", "total_ms": "time_total_ms"}
 
 STATUSES = [
     ("beantwortet", "Answered"),
@@ -91,8 +98,37 @@ class PvKbQuery(models.Model):
     rejected_answer = fields.Text(
         "Rejected model text", readonly=True,
         help="What the model wrote but the checks did not let through (not shown to the user); for the curator.")
+    quotes_json = fields.Text(
+        "Quoted passages (JSON)", readonly=True,
+        help="The passage each cited entry's statement rests on (structured and selection answers).")
     feedback = fields.Selection([("up", "👍"), ("down", "👎")], readonly=True)
     feedback_comment = fields.Text(readonly=True)
+
+    def _turn(self):
+        """What the chat panel shows of this question: the live stream's final event and the reloaded
+        conversation are both this dict, so both show the same. Also for a record that is not stored (a
+        question the personal-data gate stopped): no ids then."""
+        self.ensure_one()
+        stored = bool(self.id)
+        ids = [i.strip() for i in (self.cited_ids or "").split(",") if i.strip()]
+        entries = {e.kb_id: e for e in self.env["pv.kb.entry"].search([("kb_id", "in", ids)])} if ids else {}
+        return {
+            "query_id": self.id if stored else None,
+            "conversation_id": self.conversation_id.id or None if stored else None,
+            "question": self.question,
+            "status": self.status,
+            "answer": self.answer or "",
+            "citations": [{"kb_id": i, "entry_id": entries[i].id, "title": entries[i].name,
+                           "stand": entries[i].stand} for i in ids if i in entries],
+            "quotes": json.loads(self.quotes_json) if self.quotes_json else [],
+            "violations": [v for v in (self.violations or "").split("\n") if v],
+            "notice": self.notice or None,
+            "answer_mode": self.answer_mode or None,
+            "mode": self.mode or None,
+            "timings": {key: round(self[name], 1) for key, name in TIMINGS.items()},
+            "pii_count": self.pii_count,
+            "feedback": self.feedback or None,
+        }
 
 
     def _set_feedback(self, rating, comment=None):

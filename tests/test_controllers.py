@@ -66,6 +66,25 @@ class TestChatEndpoints(StandInCase, HttpCase):
                                                                         "rating": "up"}), {"ok": True})
         self.assertEqual(query.feedback, "up")
 
+    def test_the_live_final_event_and_the_reloaded_conversation_show_the_same_turn(self):
+        """One serialiser (pv.kb.query._turn) feeds the stream's last event and the history: quotes, timings
+        and the answer mode included."""
+        self.authenticate("kb_http_user", "kb_http_user")
+        for answer_mode in ("structured", "text"):
+            with self.subTest(answer_mode=answer_mode):
+                self.set_settings(answer_mode=answer_mode)
+                _response, events = self.stream("Wie hoch ist der Freibetrag für Sonderzahlungen?")
+                final = events[-1]
+                self.assertEqual((final["type"], final["answer_mode"]), ("final", answer_mode), final)
+                live = {k: v for k, v in final.items() if k not in ("type", "pii")}
+                history = self.make_jsonrpc_request("/pv_kb/conversation",
+                                                    {"conversation_id": final["conversation_id"]})
+                self.assertEqual(history["turns"], [live])
+                self.assertGreater(live["timings"]["total_ms"], 0)
+                self.assertEqual(live["pii_count"], final["pii"]["count"])
+                if answer_mode == "structured":
+                    self.assertTrue(live["quotes"], "the passages the statements rest on")
+
     def test_no_blocking_ask_route(self):
         """The blocking JSON route held a database connection for the whole model call: gone."""
         self.authenticate("kb_http_user", "kb_http_user")
@@ -151,7 +170,9 @@ class TestChatEndpoints(StandInCase, HttpCase):
         from odoo.tools import mute_logger
 
         self.authenticate("kb_http_user", "kb_http_user")
-        with patch("odoo.addons.pv_kb.controllers.main._conversation", side_effect=RuntimeError("boom")), \
+        from odoo.addons.pv_kb.models.pv_kb_agent import PvKbAgent
+
+        with patch.object(PvKbAgent, "_gate_question", side_effect=RuntimeError("boom")), \
                 mute_logger("odoo.addons.pv_kb.controllers.main"):
             _response, events = self.stream("Wie hoch ist der Freibetrag für Sonderzahlungen?")
         self.assertEqual(events, [{"type": "error", "message": (

@@ -1,4 +1,4 @@
-"""Step 2 of an answer: the model, checked, without a database connection.
+"""The model's step of an answer: the model, checked, without a database connection.
 
 The agent (models/pv_kb_agent.py) prepares a question in a short transaction (retrieval, gate, context,
 prompt: :class:`PreparedQuestion`); :func:`respond` then calls the model and checks what it wrote — free
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from ..llm import errors as ollama_errors, tokens as ollama_tokens
 from ..pii import gate as pii
-from . import (citations, conflicts as conflict_rules, extractive, freetext, gate, outcome, selection, stages,
+from . import (citations, conflicts as conflict_rules, extractive, freetext, gate, outcome, selection,
                structured, structured_checks, structured_render, validation, values)
 from .types import REFUSAL_TEXT
 
@@ -48,6 +48,7 @@ class AgentAnswer:
     quotes: list = field(default_factory=list)   # [{"kb_id", "passage"}]: the passage each citation rests on
     rejected: str = ""                # model text that was not shown (kept in the question log)
     steps: dict = field(default_factory=dict)    # {"rerank"|"rewrite": {"status", "reason", …}} when they ran
+    turn: dict | None = None          # what the panel shows of it (pv.kb.query._turn), set with the log row
 
 
 @dataclass
@@ -99,8 +100,6 @@ def respond(prepared, make_client, *, on_delta=None, deadline=None, cancel=None)
             result = AgentAnswer(status="verweigert", answer=gate.refusal_answer(prepared.verdict),
                                  gate_refused=True)
         else:
-            # reranking on and not yet done by the caller (the stream worker does it before its meta event)
-            stages.rerank_prepared(prepared, make_client, deadline=deadline, cancel=cancel)
             result = _answer(prepared, make_client, on_delta, deadline, cancel)
     except Exception as exc:  # noqa: BLE001 - as above: a German message, never a traceback
         _logger.exception("pv_kb: answering failed")

@@ -2,12 +2,11 @@
 context built from the final ranking. Pure Python, no Odoo, no database.
 
 Why here: in the chat panel a model call must never run while a database cursor is held
-(controllers/main.py). Both steps therefore work on the plain data of a
-:class:`~lib.answer.respond.PreparedQuestion`:
+(models/pv_kb_agent.py, ``ShortSteps``). Both steps therefore work on the plain data of a
+:class:`~lib.answer.respond.PreparedQuestion`; the agent's pipeline (``run``) calls each of them once:
 
-- :func:`rewrite_query` runs after the personal-data gate and before retrieval (the stream worker between
-  two short transactions; ``pv.kb.agent._ask`` inline in its one transaction: command line, evaluation,
-  tests). The rewrite is only searched (``prepared.search_query``); ``prepared.question`` — the ``<frage>``
+- :func:`rewrite_query` runs after the personal-data gate and before retrieval (for the panel between two
+  short transactions; inline in one transaction for the command line, the evaluation and the tests). The rewrite is only searched (``prepared.search_query``); ``prepared.question`` — the ``<frage>``
   of the answer prompt — stays the user's (masked) question.
 - :func:`rerank_prepared` runs after retrieval: the agent's first step retrieved ``rerank_depth`` entries and
   built all their blocks (``prepared.pending``); the model orders them, the best ``top_k`` are kept and

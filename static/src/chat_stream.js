@@ -83,9 +83,41 @@ export function makeTurn(question) {
         feedbackCommentSent: false,
         stopped: false,
         mode: null,
+        answerMode: null,
+        quotes: [],
         timings: null,
         piiCount: 0,
     };
+}
+
+/**
+ * Fold a finished turn as the server gives it into a turn of the client. The server has one shape for it
+ * (`pv.kb.query._turn`): the stream's final event and the reloaded conversation (`/pv_kb/conversation`)
+ * both carry it, so both show the same.
+ *
+ * @param {object} turn the turn to update (mutated)
+ * @param {object} data the server's turn
+ * @returns {object} the turn
+ */
+export function applyTurn(turn, data) {
+    Object.assign(turn, {
+        queryId: data.query_id ?? turn.queryId,
+        // the question as typed stays on a live turn (the server holds it with personal data replaced)
+        question: turn.question || data.question || "",
+        answer: data.answer || "",
+        status: data.status === "abgebrochen" ? "stopped" : FINAL_STATUSES.includes(data.status) ? data.status : "fehler",
+        stopped: data.status === "abgebrochen" || turn.stopped,
+        citations: data.citations || [],
+        quotes: data.quotes || [],
+        violations: data.violations || [],
+        notice: data.notice || null,
+        answerMode: data.answer_mode || null,
+        mode: data.mode || turn.mode,
+        timings: data.timings || null,
+        piiCount: data.pii_count || 0,
+        feedback: data.feedback === "up" || data.feedback === "down" ? data.feedback : turn.feedback,
+    });
+    return turn;
 }
 
 /**
@@ -95,17 +127,7 @@ export function makeTurn(question) {
  * @returns {object}
  */
 export function turnFromServer(data) {
-    const turn = makeTurn(data.question || "");
-    Object.assign(turn, {
-        queryId: data.query_id || null,
-        answer: data.answer || "",
-        status: data.status === "abgebrochen" ? "stopped" : FINAL_STATUSES.includes(data.status) ? data.status : "fehler",
-        citations: data.citations || [],
-        violations: data.violations || [],
-        notice: data.notice || null,
-        feedback: data.feedback === "up" || data.feedback === "down" ? data.feedback : null,
-    });
-    return turn;
+    return applyTurn(makeTurn(data.question || ""), data);
 }
 
 /**
@@ -129,15 +151,7 @@ export function applyStreamEvent(turn, event) {
             turn.answer = "";
             break;
         case "final":
-            turn.queryId = event.query_id ?? turn.queryId;
-            turn.status = FINAL_STATUSES.includes(event.status) ? event.status : "fehler";
-            turn.answer = event.answer || "";
-            turn.citations = event.citations || [];
-            turn.quotes = event.quotes || [];
-            turn.violations = event.violations || [];
-            turn.notice = event.notice || null;
-            turn.timings = event.timings || null;
-            turn.piiCount = event.pii?.count || 0;
+            applyTurn(turn, event);
             break;
         case "error":
             // text streamed so far never passed validation: it does not stay on screen

@@ -99,7 +99,7 @@ describe("chat panel", () => {
         expect(bodies[0].pii_mapping).toBe(null);
         const mapping = { v: 1, items: [["[PERSON_1]", "Novak"], ["[SVNR_1]", "4711 150372"]] };
         first.send({ type: "meta", query_id: 31, conversation_id: 6, retrieved: [CITATIONS[0]], mode: "hybrid" });
-        first.send(finalEvent({ pii: { count: 2, mapping } }));
+        first.send(finalEvent({ pii_count: 2, pii: { count: 2, mapping } }));
         first.close();
         await waitFor(".o_pv_kb_turn[data-status='beantwortet']");
         // the user's own words stay on the screen; the notice counts what was replaced
@@ -117,7 +117,7 @@ describe("chat panel", () => {
         await ask("Und bei Frau Huber?");
         await waitUntil(() => bodies.length === 2);
         expect(bodies[1]).toMatchObject({ conversation_id: 6, pii_mapping: mapping });
-        second.send(finalEvent({ pii: { count: 1, mapping } }));
+        second.send(finalEvent({ pii_count: 1, pii: { count: 1, mapping } }));
         second.close();
         await waitUntil(() => queryAll(".o_pv_kb_pii_notice").length === 2);
         expect(queryAllTexts(".o_pv_kb_pii_notice")[1]).toBe(

@@ -67,4 +67,22 @@ describe("answer stream", () => {
         applyStreamEvent(turn, { type: "final", status: "kaputt", answer: "" });
         expect(turn.status).toBe("fehler");
     });
+
+    test("a turn from the stream's final event and the same turn reloaded look the same", () => {
+        const server = {
+            query_id: 7, conversation_id: 3, question: "Frage", status: "beantwortet", answer: "Antwort [lb-sz-01]",
+            citations: CITATIONS, quotes: [{ kb_id: "lb-sz-01", passage: "Satz" }], violations: [],
+            notice: null, answer_mode: "structured", mode: "hybrid", timings: { total_ms: 12.5 }, pii_count: 1,
+            feedback: null,
+        };
+        const live = makeTurn("Frage");
+        applyStreamEvent(live, { type: "meta", query_id: null, conversation_id: 3, retrieved: CITATIONS, mode: "hybrid" });
+        applyStreamEvent(live, { type: "delta", text: "Antwort" });
+        applyStreamEvent(live, { ...server, type: "final", pii: { count: 1, mapping: null } });
+        const reloaded = turnFromServer(server);
+        const shown = ({ key, retrieved, ...rest }) => rest;
+        expect(shown(live)).toEqual(shown(reloaded));
+        expect(reloaded.quotes).toEqual([{ kb_id: "lb-sz-01", passage: "Satz" }]);
+        expect(reloaded.answerMode).toBe("structured");
+    });
 });
