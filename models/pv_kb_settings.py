@@ -140,7 +140,7 @@ class PvKbSettings(models.AbstractModel):
         if not self.env.su and not self.env.user.has_group(MANAGER_GROUP):
             raise AccessError(_("Only knowledge base managers may do this."))
 
-    # --- the personal-data gate (issue 13): the one place that makes a pii.Gated ---------------
+    # --- the personal-data gate: the one place that makes a pii.Gated ---------------
     @api.model
     def _pii_config(self):
         """Gate settings, from the parameters only (never from the context: no caller may switch it off)."""
