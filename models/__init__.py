@@ -1,5 +1,7 @@
 from . import pv_kb_rpc_guard
 from . import pv_kb_settings
+from . import pv_kb_pii_gate
+from . import res_config_settings
 from . import pv_kb_tag
 from . import pv_kb_run
 from . import pv_kb_batch

@@ -20,15 +20,6 @@ _logger = logging.getLogger(__name__)
 
 TRIGGERS = [("cron", "Scheduled"), ("import", "After import"), ("manual", "Manual")]
 
-# key -> (default, type); stored as "pv_kb.<key>"
-HEALTH_DEFAULTS = {
-    "health_max_age_months": (36, int),
-    "health_duplicate_threshold": (0.95, float),
-    "health_unretrieved_days": (90, int),
-    "health_unretrieved_min_questions": (50, int),
-    "health_embedding_grace_minutes": (60, int),
-    "health_gap_cluster_threshold": (0.8, float),
-}
 DUPLICATE_NEIGHBOURS = 8   # nearest chunks looked at per entry summary (HNSW, ef_search 100)
 
 
@@ -59,14 +50,8 @@ class PvKbHealthRun(models.Model):
     # --- settings ------------------------------------------------------------
     @api.model
     def _options(self):
-        params = self.env["ir.config_parameter"].sudo()
-        values = {}
-        for key, (default, kind) in HEALTH_DEFAULTS.items():
-            try:
-                values[key] = kind(params.get_param(f"pv_kb.{key}", default))
-            except (TypeError, ValueError):
-                values[key] = default
-        return values
+        """The health check's settings (``health_*`` in ``lib/settings/table.py``)."""
+        return {key: value for key, value in self.env["pv.kb.settings"]._get().items() if key.startswith("health_")}
 
     # --- reading the base ----------------------------------------------------
     @api.model
@@ -313,18 +298,3 @@ class PvKbHealthRun(models.Model):
                                  "entries": run.count_entries},
         }
 
-
-class ResConfigSettings(models.TransientModel):
-    _inherit = "res.config.settings"
-
-    pv_kb_health_max_age_months = fields.Integer(
-        "Outdated after (months)", config_parameter="pv_kb.health_max_age_months",
-        default=HEALTH_DEFAULTS["health_max_age_months"][0], help="0 switches the age rule off.")
-    pv_kb_health_duplicate_threshold = fields.Float(
-        "Near-duplicate similarity", config_parameter="pv_kb.health_duplicate_threshold", digits=(3, 3),
-        default=HEALTH_DEFAULTS["health_duplicate_threshold"][0],
-        help="Cosine similarity of two summaries from which they count as near-duplicates (depends on the "
-             "embedding model).")
-    pv_kb_health_unretrieved_days = fields.Integer(
-        "Never retrieved: days", config_parameter="pv_kb.health_unretrieved_days",
-        default=HEALTH_DEFAULTS["health_unretrieved_days"][0])
