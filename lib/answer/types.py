@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from ..kb.entry_facts import EntryFacts  # noqa: F401 - passed between the answer modules; one record with the health check
+from ..kb.entry_facts import EntryFacts  # noqa: F401 - the one entry record, shared with the health check
 
 REFUSAL_TEXT = "Dazu enthält die Wissensbasis keine Aussage."
 
