@@ -10,6 +10,7 @@ from . import pv_kb_chunk
 from . import pv_kb_chunk_embed
 from . import pv_kb_chunk_index
 from . import pv_kb_synonym
+from . import pv_kb_fact
 from . import pv_kb_importer
 from . import pv_kb_query
 from . import pv_kb_retriever

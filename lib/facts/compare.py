@@ -86,6 +86,9 @@ def same_concept(a: Fact, b: Fact, common: dict[str, frozenset] | None = None, t
         return False
     if a.variant != b.variant or (a.basis and b.basis and a.basis != b.basis):
         return False
+    ca, cb = {c for c, _ in numbers(a)}, {c for c, _ in numbers(b)}
+    if ca and cb and not ca & cb:     # a rate and a count are not one concept
+        return False
     if not _subjects_agree(a, b, common):
         return False
     topic_words = (common or {}).get(a.topic, (frozenset(), frozenset()))[1] if a.topic == b.topic else frozenset()
@@ -144,9 +147,10 @@ def _buckets(facts: list[Fact]):
             yield bucket
 
 
-def compare(facts: list[Fact], threshold: float = NEAR_THRESHOLD) -> list[Pair]:
-    """Every conflicting or outdated pair of facts (each pair once, in the order of the facts)."""
-    common = topic_common_words(facts)
+def compare(facts: list[Fact], threshold: float = NEAR_THRESHOLD, common: dict | None = None) -> list[Pair]:
+    """Every conflicting or outdated pair of facts (each pair once, in the order of the facts). ``common``: the
+    topics' shared words of the whole base (:func:`topic_common_words`) when ``facts`` are a part of it."""
+    common = common if common is not None else topic_common_words(facts)
     seen: set[tuple[int, int]] = set()
     candidates: list[tuple[int, int]] = []
     for bucket in _buckets(facts):

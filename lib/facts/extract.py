@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ..kb.format import split_sections
 from ..text import md_blocks
 from .amounts import Amount, header_unit, parse_amount
-from .concepts import basis_of, concept_key, strip_basis, subject_words, variant_of
+from .concepts import basis_of, concept_key, strip_basis, subject_words, variant_of, word_in
 from .periods import Period, find_period, implicit, is_period_only, strip_periods
 
 VALUE_SECTIONS = ("kernwerte", "zusammenfassung")
@@ -87,6 +87,27 @@ class Fact:
         return self.value.unit == "Verweis"
 
 
+_HEAD_SPLIT = re.compile(r"\s+(?:–|-|—|:|für|ab|bis|seit|bei|und|nach)\s+|\s+(?:19|20)\d{2}\b", re.I)
+
+
+def title_head(title: str) -> str:
+    """The head of a title: "Kilometergeld ab 2025" → "Kilometergeld"; "Altersteilzeit – Ersatzquote des AMS"
+    → "Altersteilzeit"."""
+    return _HEAD_SPLIT.split(title or "", maxsplit=1)[0].strip()
+
+
+def display_concept(concept: str, key: frozenset, title: str, abbrev=None) -> str:
+    """The concept as the answer and the list show it: with the title's head in front when the label alone
+    (short words only) does not name it ("Pkw" in "Kilometergeld ab 2025" → "Kilometergeld – Pkw")."""
+    head = title_head(title)
+    head_words = concept_key(head, abbrev)
+    if not head or not head_words or all(word_in(w, key) for w in head_words):
+        return concept
+    if key and max(len(w) for w in key) >= 10:     # a word that long names the thing itself
+        return concept
+    return f"{head} – {concept}"
+
+
 def _title_period(title: str) -> Period | None:
     found = find_period(title, "title")
     return found
@@ -117,6 +138,9 @@ def _concept_label(label: str, column: str, row_periods: bool, column_period: bo
     if row_periods:   # the rows are years: the column says what is measured, the first header is the dimension
         text = column if not _GENERIC_HEADER.match(column or "") else first_header
         readable = strip_periods(text)
+        dimension = strip_periods(first_header)
+        if dimension and text != first_header and not _QUALIFIER_HEADERS.match(first_header):
+            readable = f"{readable} ({dimension})"
         return readable, text
     readable = strip_basis(strip_periods(label)) or strip_periods(label)
     if column and not column_period and not _GENERIC_HEADER.match(column) and not is_period_only(column):
@@ -211,6 +235,8 @@ def extract_facts(source: Source, abbrev: Mapping[str, tuple[str, ...]] | None =
         numbered = list(enumerate(section.text.split("\n"), start=start + 2))
         if section.key == "kernwerte":
             facts.extend(_section_facts(source, section.key, section.heading, numbered, base))
+    for fact in facts:
+        fact.concept = display_concept(fact.concept, fact.key, source.title, abbrev)
     return facts
 
 
