@@ -40,6 +40,7 @@ DEFAULTS = {
     "answer_modes": ("", str),        # "model=mode" items separated by ";" (lib.answer.structured.parse_modes)
     "max_concurrent_answers": (24, int),
     "max_answers_per_user": (2, int),
+    "questions_per_minute": (30, int),   # per user; beyond it the stream answers 429
     "ollama_auth_header": ("", str),
     # optional chat-model steps around retrieval (lib/search/rerank.py, lib/search/rewrite.py): off unless measured worth it
     "rerank": (False, bool),
@@ -60,6 +61,7 @@ BOUNDS = {
     "gate_dense_floor": (0.0, 1.0),
     "max_concurrent_answers": (1, 1000),
     "max_answers_per_user": (1, 100),
+    "questions_per_minute": (1, 10000),
     "rerank_depth": (5, 40),
 }
 # seconds an answer needs besides the model call (retrieval, validation, log) and the stream's own grace
@@ -282,6 +284,11 @@ class ResConfigSettings(models.TransientModel):
     pv_kb_max_answers_per_user = fields.Integer(
         "Concurrent answers per user", config_parameter="pv_kb.max_answers_per_user",
         default=DEFAULTS["max_answers_per_user"][0])
+    pv_kb_questions_per_minute = fields.Integer(
+        "Questions per user and minute", config_parameter="pv_kb.questions_per_minute",
+        default=DEFAULTS["questions_per_minute"][0],
+        help="A user who asks more questions within a minute is asked to wait (protects the nightly analysis "
+             "of unanswered questions and the model server from scripted floods).")
     pv_kb_ollama_auth_header = fields.Char(
         "Proxy header", config_parameter="pv_kb.ollama_auth_header", groups="base.group_system",
         help="Optional header sent with every request to the Ollama server, e.g. 'Authorization: Bearer …' "
@@ -351,7 +358,8 @@ class ResConfigSettings(models.TransientModel):
 
     @api.constrains("pv_kb_top_k", "pv_kb_rrf_k", "pv_kb_connect_timeout", "pv_kb_read_timeout",
                     "pv_kb_embed_batch_size", "pv_kb_num_ctx", "pv_kb_answer_time_limit", "pv_kb_gate_dense_floor",
-                    "pv_kb_max_concurrent_answers", "pv_kb_max_answers_per_user", "pv_kb_rerank_depth")
+                    "pv_kb_max_concurrent_answers", "pv_kb_max_answers_per_user", "pv_kb_rerank_depth",
+                    "pv_kb_questions_per_minute")
     def _check_pv_kb_bounds(self):
         for settings in self:
             for key, (low, high) in BOUNDS.items():

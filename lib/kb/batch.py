@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from ..text import untrusted
+from . import rendering
 from ..text.untrusted import quote
 from .format import (
     BODY_REF_RE,
@@ -173,7 +174,8 @@ def _compare_record(entry: ParsedEntry, record: dict) -> list[Issue]:
 _LEVEL_RANK = {ERROR: 0, WARNING: 1}
 
 
-def load_batch(files: dict[str, bytes], known_ids: Iterable[str] | None = None) -> Batch:
+def load_batch(files: dict[str, bytes], known_ids: Iterable[str] | None = None, *, render: bool = True,
+               render_seconds: float | None = rendering.BATCH_SECONDS) -> Batch:
     """Parse and validate a whole batch (paths relative to the KB root, "/" separated).
 
     Entry files are ``dokumente/*.md``; ``kb.json`` is required; ``INDEX.md`` is
@@ -181,6 +183,9 @@ def load_batch(files: dict[str, bytes], known_ids: Iterable[str] | None = None) 
     without errors are returned. Cross references are checked only if
     ``known_ids`` is given (ids of the base outside this batch; pass ``set()``
     to check against the batch alone); otherwise call :func:`check_cross_refs`.
+    Every valid entry is rendered (:mod:`.rendering`, within its time budget; ``render_seconds``: CPU
+    seconds for the whole batch, None = no total) unless ``render`` is False; an entry too costly to render
+    is an error ("render_costly").
     """
     issues: list[Issue] = []
     parsed: list[tuple[str, ParsedEntry | None, str | None, list[Issue]]] = []
@@ -231,8 +236,14 @@ def load_batch(files: dict[str, bytes], known_ids: Iterable[str] | None = None) 
                 extra[path].extend(_compare_record(entry, records[file_id]))
 
     entries: list[ParsedEntry] = []
+    renderer = rendering.BatchRenderer(batch_seconds=render_seconds)
     for path, entry, _known_id, entry_issues in parsed:
         all_issues = entry_issues + extra[path]
+        if entry is not None and not any(i.level == ERROR for i in all_issues) and render:
+            # the check renders with the code and the budget of the apply, which stores this HTML
+            entry.html, reason = renderer.render(entry.body)
+            if reason:
+                all_issues.append(Issue(path, ERROR, "render_costly", f"Der Eintrag wird nicht übernommen: {reason}"))
         issues.extend(all_issues)
         if entry is not None and not any(i.level == ERROR for i in all_issues):
             entries.append(entry)

@@ -43,6 +43,7 @@ ENTRY_ID = r"(?=(?:[0-9]+-)*[0-9]*[a-z])[a-z0-9]+(?:-[a-z0-9]+)+"
 ID_RE = re.compile(rf"^{ENTRY_ID}$")
 _STAND_RE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
 BOM = b"\xef\xbb\xbf"
+MAX_BODY_CHARS = 200_000   # characters of an entry's text (the largest real entries have ~30,000); rendering.py
 # "[lb-atz-09]" in the text (a date such as "[2026-01]" is no id: it holds no letter)
 BODY_REF_RE = re.compile(rf"\[({ENTRY_ID})\]")
 
@@ -101,6 +102,7 @@ class ParsedEntry:
     content_hash: str
     file: str
     frontmatter: dict
+    html: str | None = None     # the rendered body, set by the batch check (lib/kb/batch.py) for the apply
 
 
 # --------------------------------------------------------------------------- helpers
@@ -367,6 +369,11 @@ def _parse(raw: bytes, file: str) -> tuple[ParsedEntry | None, str | None, list[
 
     lists = {key: _list_field(data, key, file, issues) for key in LIST_KEYS}
 
+    if len(body) > MAX_BODY_CHARS:
+        issues.append(Issue(file, ERROR, "body_too_large",
+                            f"Der Text des Eintrags ist mit {len(body):,} Zeichen zu lang (höchstens "
+                            f"{MAX_BODY_CHARS:,}). Bitte den Eintrag aufteilen.".replace(",", ".")))
+        return None, known_id, issues
     sections, _h1 = split_sections(body)
     issues.extend(_section_issues(sections, file))
 
