@@ -115,10 +115,11 @@ class PvKbController(http.Controller):
         if not request.validate_csrf(body.get("csrf_token")):
             raise BadRequest(request.env._("Session expired: please reload the page."))
         question = body.get("question")
+        if isinstance(question, str):
+            request_input.check_text(request.env, question)   # before strip(): it would eat U+0085
         question = question.strip() if isinstance(question, str) else ""
         if not question:
             raise BadRequest(request.env._("Please enter a question."))
-        request_input.check_text(request.env, question)
         conversation_id = _as_id(body["conversation_id"]) if body.get("conversation_id") else None
         if conversation_id:
             _own_conversation(request.env, conversation_id)   # 403 before anything starts

@@ -10,6 +10,7 @@ import logging
 import time
 
 from odoo import api, fields, models
+from odoo.exceptions import ValidationError
 
 from ..lib.cockpit import health
 from ..lib.answer.conflicts import detect_conflicts
@@ -28,6 +29,8 @@ HEALTH_DEFAULTS = {
     "health_unretrieved_min_questions": (50, int),
     "health_embedding_grace_minutes": (60, int),
     "health_gap_cluster_threshold": (0.8, float),
+    "health_gap_days": (90, int),               # gap questions of the last days only
+    "health_gap_max_questions": (2000, int),    # at most this many (the latest) per run
 }
 DUPLICATE_NEIGHBOURS = 8   # nearest chunks looked at per entry summary (HNSW, ef_search 100)
 
@@ -222,7 +225,8 @@ class PvKbHealthRun(models.Model):
         """Called by the importer after an applied batch; a failing check never undoes the import."""
         try:
             with self.env.cr.savepoint():
-                return self._run_health_check(trigger="import", batch=batch)
+                # the service writes the run and its findings (managers only read them), as the manual run does
+                return self.sudo()._run_health_check(trigger="import", batch=batch.sudo())
         except Exception:  # noqa: BLE001 - the import is done; the nightly run tries again
             _logger.exception("pv_kb: health check after import %s failed", batch.name)
             return self.browse()
@@ -328,3 +332,19 @@ class ResConfigSettings(models.TransientModel):
     pv_kb_health_unretrieved_days = fields.Integer(
         "Never retrieved: days", config_parameter="pv_kb.health_unretrieved_days",
         default=HEALTH_DEFAULTS["health_unretrieved_days"][0])
+    pv_kb_health_gap_days = fields.Integer(
+        "Gaps: days of the question log", config_parameter="pv_kb.health_gap_days",
+        default=HEALTH_DEFAULTS["health_gap_days"][0],
+        help="Only questions of these last days are grouped into gaps.")
+    pv_kb_health_gap_max_questions = fields.Integer(
+        "Gaps: questions per run", config_parameter="pv_kb.health_gap_max_questions",
+        default=HEALTH_DEFAULTS["health_gap_max_questions"][0],
+        help="At most this many of the latest gap questions are grouped per run (keeps the nightly run short).")
+
+    @api.constrains("pv_kb_health_gap_days", "pv_kb_health_gap_max_questions")
+    def _check_pv_kb_gap_bounds(self):
+        for settings in self:
+            if not 1 <= settings.pv_kb_health_gap_days <= 3650:
+                raise ValidationError(self.env._("The days of the question log for gaps must be between 1 and 3650."))
+            if not 10 <= settings.pv_kb_health_gap_max_questions <= 20000:
+                raise ValidationError(self.env._("The gap questions per run must be between 10 and 20000."))

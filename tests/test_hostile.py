@@ -2,6 +2,7 @@
 
 Each test names the attack it replays (docs/security.md, "Hostile inputs tried").
 """
+import base64
 import json
 import os
 from unittest.mock import patch
@@ -11,8 +12,8 @@ from odoo.tests import HttpCase, TransactionCase, new_test_user, tagged
 from odoo.tests.common import JsonRpcException
 from odoo.tools import mute_logger
 
-from .common import StandInCase, batch_files
-from .test_agent import agent_entries
+from .common import KbCase, StandInCase, batch_files, zip_bytes
+from .test_agent import AgentCase, agent_entries
 
 SECURITY_DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "security.md")
 QUESTION = "Wie hoch ist der Freibetrag für Sonderzahlungen?"
@@ -111,6 +112,58 @@ class TestJunkRequests(StandInCase, HttpCase):
                                                                "comment": comment})
             self.assertIn("BadRequest", str(caught.exception))
         self.assertFalse(self.env["pv.kb.query"].browse(query_id).feedback)
+
+
+# --------------------------------------------------------------------------- links in answers
+
+
+@tagged("post_install", "-at_install", "pv_kb", "pv_kb_agent")
+class TestLinksInAnswers(AgentCase):
+
+    def test_a_link_that_no_cited_block_holds_is_dropped_and_kept_in_the_log(self):
+        self.standin.script_chat(["Der Freibetrag beträgt € 620 [lb-sz-01] (Stand 2025-01). Antrag: "
+                                  "[hier klicken](https://evil.example/login) oder https://evil.example/x."])
+        result = self.agent._ask("Wie hoch ist der Freibetrag für Sonderzahlungen?")
+        self.assertNotIn("evil.example", result.answer)
+        self.assertIn("hier klicken", result.answer)
+        self.assertIn("https://evil.example/login", result.query.rejected_answer)
+        self.assertIn("link_dropped (2)", result.violations)
+        self.assertNotIn("evil", " ".join(result.violations))
+
+
+# --------------------------------------------------------------------------- hostile batches
+
+
+@tagged("post_install", "-at_install", "pv_kb")
+class TestHostileImport(KbCase):
+
+    def test_a_hostile_batch_is_refused_by_the_check_with_reasons_and_a_bounded_report(self):
+        from odoo.addons.pv_kb.testing.hostile_kb import BODIES, hostile_batch
+
+        files = hostile_batch({name: make(60_000) for name, make in BODIES.items()})
+        bomb = ['a0: &a0 ["lol"]'] + [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
+        files["dokumente/hx-bomb-01.md"] = ("---\nid: hx-bomb-01\n" + "\n".join(bomb) + "\ntitle: *a9\n---\n# T\n").encode()
+        files["dokumente/hx-big-01.md"] = ("---\nid: hx-big-01\ntitle: T\nstand: 2026-01\ntopic: t\nsource: s\n---\n"
+                                           + "Wort " * 50_000).encode()
+        manager = new_test_user(self.env, "kb_hostile_mgr", groups="pv_kb.group_pv_kb_manager")
+        wizard = self.env["pv.kb.import.wizard"].with_user(manager).create({
+            "zip_file": base64.b64encode(zip_bytes(files)), "zip_filename": "hostile.zip"})
+        wizard.action_check()
+        self.assertFalse(wizard.can_apply)
+        issues = {i.code for i in self.env["pv.kb.importer"]._run(files, dry_run=True, origin="wizard").plan.issues}
+        self.assertTrue({"render_costly", "yaml_alias", "body_too_large"} <= issues, issues)
+        self.assertIn("Anker", wizard.report)
+        self.assertLess(len(wizard.report), 60_000)
+        self.assertFalse(self.env["pv.kb.entry"].search([("kb_id", "like", "hx-")]))
+
+    def test_the_apply_stores_the_html_the_check_rendered(self):
+        from odoo.addons.pv_kb.testing.hostile_kb import hostile_batch
+
+        files = hostile_batch({"a": "Ein **Satz** mit [Verweis](https://www.ams.at)."})
+        result = self.env["pv.kb.importer"]._run(files, origin="wizard")
+        self.assertTrue(result.applied)
+        entry = self.env["pv.kb.entry"].search([("kb_id", "=", "hx-0-01")])
+        self.assertIn("<strong>Satz</strong>", entry.body_html)
 
 
 # --------------------------------------------------------------------------- who may write what
