@@ -167,7 +167,7 @@ def format_report(plan: ImportPlan, *, source: str = "", dry_run: bool = False, 
         lines.append("Probleme:")
         ordered = sorted(plan.issues, key=lambda i: (i.level != "error", i.file, i.code))
         for issue in ordered[:REPORT_MAX_ISSUES]:
-            where = issue.file or "Stapel"
+            where = (issue.file or "Stapel")[:200]
             message = issue.message if len(issue.message) <= 500 else issue.message[:500] + " …"
             lines.append(f"- [{_LEVEL_DE.get(issue.level, issue.level)}] {where}: {message}")
         if len(ordered) > REPORT_MAX_ISSUES:

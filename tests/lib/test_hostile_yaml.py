@@ -150,3 +150,16 @@ def test_gold_set_bytes_must_be_utf8():
     with pytest.raises(GoldsetError) as info:
         read_goldset(b"- id: q1\n  question: \xff\n  kind: fact\n")
     assert "UTF-8" in str(info.value)
+
+
+def test_zip_guard_messages_are_bounded():
+    import io
+    import zipfile
+
+    from lib.kb import zip_guard
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("../" + "x" * 60000, b"boom")
+    with pytest.raises(zip_guard.ZipGuardError) as info:
+        zip_guard.read_zip(buffer.getvalue())
+    assert len(str(info.value)) <= 1100
