@@ -27,7 +27,8 @@ MAX_LINE_CHARS = 20_000           # characters of one line (a paragraph line, a 
 MAX_BRACKET_SCAN = 400_000        # characters Python-Markdown's link search would scan in one entry (~0.2 s)
 MAX_NESTING = 16                  # list or quote levels
 MAX_BLOCK_LINES = 1_000           # lines of one block (paragraph, list, table) without a blank line
-MAX_INLINE_HTML = 2_000           # "<" that could open an inline tag in one block
+MAX_INLINE_HTML = 500             # "<" that could open an inline tag in one block (quadratic: 1,500 take a second)
+MAX_TABLE_CELLS = 200             # "|" in one line (a table of 10,000 columns takes a second)
 ENTRY_SECONDS = 2.0               # rendering budget of one entry (wall clock)
 BATCH_SECONDS = 12.0              # rendering budget of a whole batch uploaded in the browser (wall clock)
 
@@ -104,6 +105,9 @@ def costly_structure(body: str) -> str | None:
         return (f"Der Text ist mit {len(body):,} Zeichen zu lang (höchstens {MAX_BODY_CHARS:,}). Bitte den Eintrag "
                 "aufteilen.").replace(",", ".")
     longest = max((len(line) for line in body.split("\n")), default=0)
+    widest = max((line.count("|") for line in body.split("\n")), default=0)
+    if widest > MAX_TABLE_CELLS:
+        return f"Eine Tabellenzeile hat mehr als {MAX_TABLE_CELLS} Spalten. Bitte die Tabelle aufteilen."
     if longest > MAX_LINE_CHARS:
         return (f"Eine Zeile ist mit {longest:,} Zeichen zu lang (höchstens {MAX_LINE_CHARS:,}). Bitte Absätze "
                 "umbrechen.").replace(",", ".")

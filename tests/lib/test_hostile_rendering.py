@@ -20,7 +20,7 @@ def test_every_pathological_body_is_refused_or_rendered_within_its_budget(name):
 
 
 @pytest.mark.parametrize("name", ["bracket_run", "bracket_paren_run", "image_run", "nested_brackets",
-                                  "nested_list", "nested_quote", "tag_opens", "setext_headers"])
+                                  "nested_list", "nested_quote", "tag_opens", "setext_headers", "wide_table"])
 def test_the_known_slow_structures_are_named_before_rendering(name):
     assert rendering.costly_structure(BODIES[name](60_000))
 
