@@ -27,6 +27,7 @@ from odoo.http import request
 
 from ..lib.llm import transport as ollama_transport
 from ..models import pv_kb_agent as agent_pipeline
+from . import request_input
 
 _logger = logging.getLogger(__name__)
 
@@ -86,16 +87,13 @@ class PvKbController(http.Controller):
     @http.route("/pv_kb/ask/stream", type="http", auth="user", methods=["POST"], csrf=False)
     def ask_stream(self):
         _check_group()
-        try:
-            body = json.loads(request.httprequest.get_data(as_text=True) or "{}")
-        except ValueError:
-            raise BadRequest("invalid JSON")  # noqa: B904
-        if not isinstance(body, dict):
-            raise BadRequest("invalid JSON")
+        body = request_input.read_json_object(request.env, request.httprequest)
         # CSRF as Odoo checks it for http routes, read from the JSON body
         if not request.validate_csrf(body.get("csrf_token")):
             raise BadRequest(request.env._("Session expired: please reload the page."))
         question = body.get("question")
+        if isinstance(question, str):
+            request_input.check_text(request.env, question)   # before strip(): it would eat U+0085
         question = question.strip() if isinstance(question, str) else ""
         if not question:
             raise BadRequest(request.env._("Please enter a question."))
@@ -104,6 +102,10 @@ class PvKbController(http.Controller):
             _own_conversation(request.env, conversation_id)   # 403 before anything starts
         env = request.env
         settings = env["pv.kb.settings"]._get()
+        if request_input.rate_limited(env, env.uid, settings):
+            return _json(429, {"error": "rate", "message": env._(
+                "You have asked very many questions in the last minute. Please wait a moment before asking "
+                "again.")})
         slot = env["pv.kb.answer.slot"].sudo()._acquire(env.uid, settings)
         if not slot:
             return _json(429, {"error": "busy", "message": env._(
@@ -119,7 +121,8 @@ class PvKbController(http.Controller):
         worker = threading.Thread(
             target=self._stream_worker, name="pv_kb-answer", daemon=True,
             args=(env.registry, env.uid, dict(env.context), question, conversation_id, events,
-                  time.monotonic() + limit, texts, cancel, slot, settings, body.get("pii_mapping")))
+                  time.monotonic() + limit, texts, cancel, slot, settings,
+                  request_input.clean_mapping(body.get("pii_mapping"))))
         worker.start()
         return request.make_response(
             self._stream_events(events, limit + STREAM_GRACE, texts["too_late"], cancel),
@@ -179,6 +182,8 @@ class PvKbController(http.Controller):
             raise BadRequest(request.env._("Invalid rating."))
         if comment is not None and (not isinstance(comment, str) or len(comment) > MAX_COMMENT_CHARS):
             raise BadRequest(request.env._("The comment may have at most %(n)s characters.", n=MAX_COMMENT_CHARS))
+        if comment:
+            request_input.check_text(request.env, comment)
         query = request.env["pv.kb.query"].search([("id", "=", _as_id(query_id)), ("user_id", "=", request.env.uid)])
         if not query:
             raise Forbidden(request.env._("This question does not exist or is not yours."))

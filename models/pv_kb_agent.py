@@ -81,31 +81,39 @@ def run(steps, question, conversation=None, *, settings, filters=None, mode="hyb
     # 1. the personal-data gate and the history
     with steps.step() as env:
         if conversation == NEW_CONVERSATION:
-            record = env["pv.kb.conversation"].create({"name": env._("New conversation")})
+            # named by _gate_question after the personal-data gate (the masked question), never by the raw one
+            record = env["pv.kb.conversation"]._start(env._("New conversation"))
         else:
             record = env["pv.kb.conversation"].browse(conversation or ())
-        prepared = env["pv.kb.agent"]._gate_question(question, record, settings=settings, pii_mapping=pii_mapping)
         conversation_id = record.id
-    # 2. query rewriting (optional model step, lib/answer/stages.py): no cursor of ShortSteps open
-    stages.rewrite_query(prepared, interactive_client, deadline=deadline, cancel=cancel)
-    # 3. retrieval, the evidence gate, the context
-    with steps.step() as env:
-        prepared = env["pv.kb.agent"]._build(prepared, filters, mode=mode)
-    # 4. reranking (optional model step): no cursor of ShortSteps open
-    stages.rerank_prepared(prepared, interactive_client, deadline=deadline, cancel=cancel)
-    if on_retrieved and prepared.retrieval:
-        on_retrieved(prepared.retrieval, conversation_id)
-    # 5. the model's answer, checked: no cursor of ShortSteps open
-    result = respond(prepared, interactive_client, on_delta=on_delta, deadline=deadline, cancel=cancel)
-    if cancel is not None and cancel.cancelled:
-        result.status, result.notice = "abgebrochen", None
-    # 6. the question log and the turn (nothing is stored when the personal-data gate failed)
-    if log:
+        prepared = env["pv.kb.agent"]._gate_question(question, record, settings=settings, pii_mapping=pii_mapping)
+    result = None
+    try:
+        # 2. query rewriting (optional model step, lib/answer/stages.py): no cursor of ShortSteps open
+        stages.rewrite_query(prepared, interactive_client, deadline=deadline, cancel=cancel)
+        # 3. retrieval, the evidence gate, the context
         with steps.step() as env:
-            conversation = env["pv.kb.conversation"].browse(conversation_id or ())
-            query = env["pv.kb.agent"]._log(prepared, result, conversation, store=not prepared.pii_failed)
-            result.query = query if query.id and not prepared.pii_failed else None
-            result.turn = query._turn()
+            prepared = env["pv.kb.agent"]._build(prepared, filters, mode=mode)
+        # 4. reranking (optional model step): no cursor of ShortSteps open
+        stages.rerank_prepared(prepared, interactive_client, deadline=deadline, cancel=cancel)
+        if on_retrieved and prepared.retrieval:
+            on_retrieved(prepared.retrieval, conversation_id)
+        # 5. the model's answer, checked: no cursor of ShortSteps open
+        result = respond(prepared, interactive_client, on_delta=on_delta, deadline=deadline, cancel=cancel)
+        if cancel is not None and cancel.cancelled:
+            result.status, result.notice = "abgebrochen", None
+        # 6. the question log and the turn (nothing is stored when the personal-data gate failed)
+        if log:
+            with steps.step() as env:
+                conversation_rec = env["pv.kb.conversation"].browse(conversation_id or ())
+                query = env["pv.kb.agent"]._log(prepared, result, conversation_rec, store=not prepared.pii_failed)
+                result.query = query if query.id and not prepared.pii_failed else None
+                result.turn = query._turn()
+    finally:
+        if conversation == NEW_CONVERSATION and (result is None or result.query is None):
+            # a first question that left no trace leaves no empty conversation either
+            with steps.step() as env:
+                env["pv.kb.conversation"].browse(conversation_id)._discard_if_empty()
     return result
 
 
@@ -192,7 +200,7 @@ class PvKbAgent(models.AbstractModel):
         prepared.question, prepared.query, prepared.history = question, query, history = \
             gated.question, gated.query, gated.history
         if conversation and not conversation.query_ids:
-            conversation.name = question[:80]   # the masked question names a new conversation
+            conversation._rename(question[:80])   # the masked question names a new conversation
         return prepared
 
     @api.model

@@ -74,6 +74,7 @@ export function makeTurn(question) {
         answer: "",
         status: "streaming",
         citations: [],
+        links: [],
         retrieved: [],
         violations: [],
         notice: null,
@@ -108,6 +109,8 @@ export function applyTurn(turn, data) {
         status: data.status === "abgebrochen" ? "stopped" : FINAL_STATUSES.includes(data.status) ? data.status : "fehler",
         stopped: data.status === "abgebrochen" || turn.stopped,
         citations: data.citations || [],
+        // links: only the addresses the server checked against the cited blocks
+        links: data.links || [],
         quotes: data.quotes || [],
         violations: data.violations || [],
         notice: data.notice || null,
