@@ -1,18 +1,21 @@
 """Endpoints of the chat panel: HTTP only — the answer itself is the agent's pipeline (models/pv_kb_agent.py).
 
-``/pv_kb/ask/stream`` checks the request (group, CSRF, the conversation is the user's own), takes a slot
-(global and per-user limits on answers at once) and commits; Odoo then releases the request's database
-connection. A worker thread runs the pipeline with a short cursor per database step
-(``pv_kb_agent.ShortSteps``: no connection held while a model answers) and hands its events to the
-response, which streams them as NDJSON: ``meta``, ``delta``, ``reset``, ``final`` (the turn as the
-conversation's history gives it) or ``error``, and a ``ping`` line every half second while it waits, so a
-client that went away (or pressed Stop) is noticed within a second and the model request is closed. The
-worker frees the slot at the end.
+The stream route (``/websocket/pv_kb/ask/stream``; also ``/pv_kb/ask/stream``) checks the request (group,
+CSRF, the conversation is the user's own), takes a slot (global and per-user limits on answers at once) and
+commits; Odoo then releases the request's database connection. A worker thread runs the pipeline with a short
+cursor per database step (``pv_kb_agent.ShortSteps``: no connection held while a model answers). How its events
+reach the panel depends on the process the request landed on (models/pv_kb_answer_job.py):
 
-The answer time limit (setting ``answer_time_limit``) bounds the whole answer, regeneration included; the
-response gives up a little later in any case. In Odoo's multi-process mode the stream belongs on the
-gevent port, like ``/websocket`` (README, "Betrieb"): there a waiting answer costs a greenlet, not an
-HTTP worker.
+- the gevent worker or the threaded server: the response streams them as NDJSON — ``meta``, ``delta``,
+  ``reset``, ``final`` (the turn as the conversation's history gives it) or ``error``, and a ``ping`` line every
+  half second while it waits, so a client that went away (or pressed Stop) is noticed within a second and the
+  model request is closed;
+- a prefork HTTP worker (no proxy, or one without Odoo's ``/websocket`` rule): streaming would hold the worker
+  for the whole answer, so the response is one ``poll`` line and ends; the events go into a job row, which the
+  panel reads with ``/pv_kb/ask/poll`` and stops with ``/pv_kb/ask/stop``.
+
+The worker frees the slot at the end. The answer time limit (setting ``answer_time_limit``) bounds the whole
+answer, regeneration included; the response gives up a little later in any case (docs/operations.md).
 """
 import json
 import logging
@@ -26,7 +29,7 @@ from odoo import api, http
 from odoo.http import request
 
 from ..lib.llm import transport as ollama_transport
-from ..models import pv_kb_agent as agent_pipeline
+from ..models import pv_kb_agent as agent_pipeline, pv_kb_answer_job as answer_job
 from . import request_input
 
 _logger = logging.getLogger(__name__)
@@ -35,7 +38,10 @@ GROUP = "pv_kb.group_pv_kb_user"
 MAX_COMMENT_CHARS = 2000
 PING_SECONDS = 0.5
 STREAM_GRACE = 15          # seconds the response waits beyond the answer time limit
-_DONE = object()
+# under Odoo's own prefix for its gevent worker: the proxy configuration Odoo documents sends "/websocket"
+# there (nginx: location /websocket), so streams reach it with no rule of ours; the short path is kept for
+# proxies set up with a rule for it
+STREAM_ROUTES = ["/websocket/pv_kb/ask/stream", "/pv_kb/ask/stream"]
 
 
 def _check_group():
@@ -84,7 +90,7 @@ def _json(status, payload):
 
 class PvKbController(http.Controller):
 
-    @http.route("/pv_kb/ask/stream", type="http", auth="user", methods=["POST"], csrf=False)
+    @http.route(STREAM_ROUTES, type="http", auth="user", methods=["POST"], csrf=False)
     def ask_stream(self):
         _check_group()
         body = request_input.read_json_object(request.env, request.httprequest)
@@ -110,6 +116,8 @@ class PvKbController(http.Controller):
         if not slot:
             return _json(429, {"error": "busy", "message": env._(
                 "The assistant is busy answering other questions right now. Please try again in a moment.")})
+        served = answer_job.how_served()
+        job = env["pv.kb.answer.job"].sudo()._start(env.uid, slot) if served == "polled" else None
         # committed now, so that the worker can release it whatever happens (the request's own transaction
         # would end only when this endpoint returns)
         env.cr.commit()
@@ -118,12 +126,24 @@ class PvKbController(http.Controller):
         texts = env["pv.kb.agent"]._texts()
         events = queue.Queue()
         cancel = ollama_transport.CancelToken()
+        context = dict(env.context)
+        # a polled answer's threads outlive the request: a prefork worker that is recycled meanwhile waits
+        # for them (non-daemon) instead of cutting the answer off
         worker = threading.Thread(
-            target=self._stream_worker, name="pv_kb-answer", daemon=True,
-            args=(env.registry, env.uid, dict(env.context), question, conversation_id, events,
+            target=self._stream_worker, name="pv_kb-answer", daemon=not job,
+            args=(env.registry, env.uid, context, question, conversation_id, events,
                   time.monotonic() + limit, texts, cancel, slot, settings,
-                  request_input.clean_mapping(body.get("pii_mapping"))))
+                  request_input.clean_mapping(body.get("pii_mapping")), served))
         worker.start()
+        if job:
+            # not streamed here (that would hold this HTTP worker for the whole answer): the answer writes its
+            # progress into the job, the panel fetches it with short requests (/pv_kb/ask/poll)
+            threading.Thread(target=answer_job.pump, name="pv_kb-answer-progress", daemon=False,
+                             args=(env.registry, env.uid, context, job, events, cancel, limit + STREAM_GRACE,
+                                   texts["too_late"])).start()
+            return request.make_response(
+                json.dumps({"type": "poll", "job_id": job, "interval_ms": answer_job.POLL_MS}) + "\n",
+                headers=[("Content-Type", "application/x-ndjson; charset=utf-8"), ("Cache-Control", "no-store")])
         return request.make_response(
             self._stream_events(events, limit + STREAM_GRACE, texts["too_late"], cancel),
             headers=[("Content-Type", "application/x-ndjson; charset=utf-8"), ("Cache-Control", "no-store"),
@@ -131,14 +151,14 @@ class PvKbController(http.Controller):
 
     @staticmethod
     def _stream_worker(registry, uid, context, question, conversation_id, events, deadline, texts, cancel, slot,
-                       settings, pii_mapping=None):
+                       settings, pii_mapping=None, served=None):
         """The answer, outside the request: the agent's pipeline with a short cursor per database step."""
         threading.current_thread().dbname = registry.db_name
         try:
             result = agent_pipeline.run(
                 agent_pipeline.ShortSteps(registry, uid, context), question,
                 conversation_id or agent_pipeline.NEW_CONVERSATION, settings=settings, pii_mapping=pii_mapping,
-                deadline=deadline, cancel=cancel,
+                deadline=deadline, cancel=cancel, served=served,
                 on_retrieved=lambda retrieval, conv_id: events.put(meta_event(retrieval, conv_id)),
                 on_delta=lambda text: events.put({"type": "reset"} if text is None else {"type": "delta", "text": text}))
             events.put(final_event(result))
@@ -151,7 +171,7 @@ class PvKbController(http.Controller):
                     api.Environment(cr, uid, context)["pv.kb.answer.slot"].sudo()._release(slot)
             except Exception:  # noqa: BLE001 - the lease expires by itself
                 _logger.warning("pv_kb: answer slot %s not released, it expires by itself", slot, exc_info=True)
-            events.put(_DONE)
+            events.put(answer_job.DONE)
 
     @staticmethod
     def _stream_events(events, limit, too_late, cancel):
@@ -169,11 +189,34 @@ class PvKbController(http.Controller):
                 except queue.Empty:
                     yield '{"type": "ping"}\n'
                     continue
-                if event is _DONE:
+                if event is answer_job.DONE:
                     return
                 yield json.dumps(event, ensure_ascii=False) + "\n"
         finally:
             cancel.cancel()
+
+    @http.route("/websocket/pv_kb/served", type="http", auth="none", methods=["GET"], save_session=False)
+    def served(self):
+        """How a stream request to this URL would be served (the connection test asks it through the public
+        address: does the proxy send /websocket to the gevent worker?)."""
+        return _json(200, {"served": answer_job.how_served()})
+
+    @http.route("/pv_kb/ask/poll", type="jsonrpc", auth="user")
+    def ask_poll(self, job_id):
+        """A polled answer so far: {"events": [meta, snapshot (the text so far), final or error], "done"}."""
+        _check_group()
+        state = request.env["pv.kb.answer.job"].sudo()._poll(_as_id(job_id), request.env.uid)
+        if state is None:
+            raise Forbidden(request.env._("This answer does not exist or is not yours."))
+        return state
+
+    @http.route("/pv_kb/ask/stop", type="jsonrpc", auth="user")
+    def ask_stop(self, job_id):
+        """Stop a polled answer (a streamed one stops when the panel closes the stream)."""
+        _check_group()
+        if not request.env["pv.kb.answer.job"].sudo()._stop(_as_id(job_id), request.env.uid):
+            raise Forbidden(request.env._("This answer does not exist or is not yours."))
+        return {"ok": True}
 
     @http.route("/pv_kb/feedback", type="jsonrpc", auth="user")
     def feedback(self, query_id, rating, comment=None):

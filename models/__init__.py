@@ -15,6 +15,7 @@ from . import pv_kb_importer
 from . import pv_kb_query
 from . import pv_kb_retriever
 from . import pv_kb_answer_slot
+from . import pv_kb_answer_job
 from . import pv_kb_agent
 from . import pv_kb_evaluator
 from . import pv_kb_finding

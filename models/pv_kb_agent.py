@@ -57,7 +57,7 @@ class ShortSteps:
 
 
 def run(steps, question, conversation=None, *, settings, filters=None, mode="hybrid", pii_mapping=None,
-        deadline=None, cancel=None, on_delta=None, on_retrieved=None, log=True):
+        deadline=None, cancel=None, on_delta=None, on_retrieved=None, log=True, served=None):
     """Answer ``question`` from the knowledge base only: the one sequence of an answer's steps.
 
     ``steps``: :class:`InlineSteps` or :class:`ShortSteps`. ``conversation``: a conversation id, None (no
@@ -65,7 +65,8 @@ def run(steps, question, conversation=None, *, settings, filters=None, mode="hyb
     final ranking is known (before the model writes); ``on_delta(text)`` receives streamed answer text
     (``on_delta(None)`` = discard what was streamed, a regeneration follows); ``deadline`` is a
     ``time.monotonic()`` limit for the whole answer; ``cancel`` (a lib/llm/transport CancelToken) stops it —
-    the answer is then logged as stopped. ``log`` False (evaluation): no log row and no turn.
+    the answer is then logged as stopped. ``log`` False (evaluation): no log row and no turn. ``served``: how
+    the panel's request was served (pv_kb_answer_job.how_served), counted in the log.
 
     Personal data: question, follow-up query and history pass the personal-data gate
     (``pv.kb.settings._pii_gate``) before anything else; from there on only the masked texts exist
@@ -106,7 +107,8 @@ def run(steps, question, conversation=None, *, settings, filters=None, mode="hyb
         if log:
             with steps.step() as env:
                 conversation_rec = env["pv.kb.conversation"].browse(conversation_id or ())
-                query = env["pv.kb.agent"]._log(prepared, result, conversation_rec, store=not prepared.pii_failed)
+                query = env["pv.kb.agent"]._log(prepared, result, conversation_rec, store=not prepared.pii_failed,
+                                                served=served)
                 result.query = query if query.id and not prepared.pii_failed else None
                 result.turn = query._turn()
     finally:
@@ -273,7 +275,7 @@ class PvKbAgent(models.AbstractModel):
 
     # --- the question log ------------------------------------------------------------
     @api.model
-    def _log(self, prepared, result, conversation, *, store=True):
+    def _log(self, prepared, result, conversation, *, store=True, served=None):
         """The last step (database): the question log row (``store`` False: the same values in a new record
         that is not saved, for the turn of an answer that is not stored)."""
         question, query, retrieval, settings = prepared.question, prepared.query, prepared.retrieval, prepared.settings
@@ -314,6 +316,7 @@ class PvKbAgent(models.AbstractModel):
             "pii_count": result.pii_count,
             "answer_mode": result.answer_mode,
             "rejected_answer": result.rejected or False,
+            "served_by": served or False,
             # the passage each cited entry's statement rests on (structured mode), for the panel's chips
             "quotes_json": json.dumps([q for q in result.quotes if retrieval and q["kb_id"] in retrieval.entry_info],
                                       ensure_ascii=False) if result.quotes else False,

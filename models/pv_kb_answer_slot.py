@@ -22,6 +22,9 @@ class PvKbAnswerSlot(models.Model):
     user_id = fields.Many2one("res.users", required=True, readonly=True, ondelete="cascade", index=True)
     started_at = fields.Datetime(required=True, readonly=True)
     expires_at = fields.Datetime(required=True, readonly=True, index=True)
+    # what the panel tells a polled answer (pv.kb.answer.job): it is still watched, or Stop
+    polled_at = fields.Datetime("Last poll", readonly=True)
+    stop_requested = fields.Boolean("Stop requested", readonly=True)
 
     @api.model
     def _acquire(self, uid, settings):
@@ -46,3 +49,12 @@ class PvKbAnswerSlot(models.Model):
     def _release(self, slot_id):
         if slot_id:
             self.env.cr.execute("DELETE FROM pv_kb_answer_slot WHERE id = %s", [slot_id])
+
+    @api.model
+    def _signal(self, slot_id, *, polled=False, stop=False):
+        """The panel's word to a polled answer: still watched (``polled``), or ``stop``."""
+        if polled:
+            self.env.cr.execute("UPDATE pv_kb_answer_slot SET polled_at = now() AT TIME ZONE 'UTC' WHERE id = %s",
+                                [slot_id])
+        if stop:
+            self.env.cr.execute("UPDATE pv_kb_answer_slot SET stop_requested = TRUE WHERE id = %s", [slot_id])

@@ -11,6 +11,12 @@ TIMINGS = {"embed_ms": "time_embed_ms", "retrieve_ms": "time_retrieve_ms", "prom
            "rewrite_ms": "time_rewrite_ms", "rerank_ms": "time_rerank_ms", "generate_ms": "time_generate_ms",
            "validate_ms": "time_validate_ms", "total_ms": "time_total_ms"}
 
+SERVED = [
+    ("evented", "Gevent worker (streamed)"),
+    ("threaded", "Threaded server (streamed)"),
+    ("polled", "HTTP worker (polled)"),
+]
+
 STATUSES = [
     ("beantwortet", "Answered"),
     ("verweigert", "Refused"),
@@ -120,6 +126,11 @@ class PvKbQuery(models.Model):
     rejected_answer = fields.Text(
         "Rejected model text", readonly=True,
         help="What the model wrote but the checks did not let through (not shown to the user); for the curator.")
+    served_by = fields.Selection(
+        SERVED, "Served by", readonly=True, index=True,
+        help="How the chat panel's request was served. 'HTTP worker (polled)': the request reached a prefork HTTP "
+             "worker instead of Odoo's gevent worker, so the answer was fetched with short requests; route "
+             "/websocket to the gevent port in the reverse proxy, as Odoo's deployment guide shows.")
     quotes_json = fields.Text(
         "Quoted passages (JSON)", readonly=True,
         help="The passage each cited entry's statement rests on (structured and selection answers).")

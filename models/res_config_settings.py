@@ -1,14 +1,18 @@
 """The knowledge base's settings form: every field comes from the declaration in ``lib/settings/table.py``.
 
 Fields, defaults, who may read them, bounds and storage are made from the table; this file adds what is not a
-setting: the embedding status and the buttons (test the connection, embed now).
+setting: the embedding status, the warning when answers reached HTTP workers, and the buttons (test the
+connection, embed now).
 """
-from odoo import _, api, fields, models
+import requests
+
+from odoo import _, api, fields, models, modules
 from odoo.exceptions import ValidationError
 from odoo.tools import config
 
 from ..lib.llm import client as ollama, errors as ollama_errors
 from ..lib.settings import table
+from . import pv_kb_answer_job as answer_job
 from .pv_kb_settings import TIME_LIMIT_MARGIN, answer_time_limit_problem
 
 _FIELD_TYPES = {"char": fields.Char, "csv": fields.Char, "text": fields.Text, "integer": fields.Integer,
@@ -40,6 +44,7 @@ class ResConfigSettings(models.TransientModel):
     locals().update({setting.field: _field(setting) for setting in table.form_settings()})
 
     pv_kb_embedding_status = fields.Char("Embeddings", compute="_compute_pv_kb_embedding_status")
+    pv_kb_serving_warning = fields.Char("Answers on HTTP workers", compute="_compute_pv_kb_serving_warning")
 
     def _pv_kb_may_edit(self, setting):
         return setting.editor != table.SYSTEM or self.env.su or self.env.user.has_group(table.SYSTEM)
@@ -93,6 +98,31 @@ class ResConfigSettings(models.TransientModel):
         for settings in self:
             settings.pv_kb_embedding_status = text
 
+    def _compute_pv_kb_serving_warning(self):
+        text = answer_job.serving_problem(self.env)
+        for settings in self:
+            settings.pv_kb_serving_warning = text
+
+    def _pv_kb_serving_check(self):
+        """"" when a stream sent to this database's address reaches a process that streams it (the gevent worker
+        or the threaded server), else what is wrong and the fix. Asked through the public address (web.base.url),
+        so the reverse proxy's rules are part of the check; when that address cannot be reached from the server,
+        the question log's count decides."""
+        base = self.env["ir.config_parameter"].sudo().get_param("web.base.url") or ""
+        served = None
+        # (not while Odoo runs tests: its test server serves no second request while this one waits)
+        if not modules.module.current_test:
+            try:
+                served = requests.get(base.rstrip("/") + "/websocket/pv_kb/served", timeout=3).json().get("served")
+            except (requests.RequestException, ValueError, AttributeError):
+                served = None
+        if served == "polled":
+            return _("Answers sent to %(url)s reach an HTTP worker, not Odoo's gevent worker: each answer is "
+                     "fetched by polling. %(fix)s", url=base, fix=answer_job.fix_text(self.env))
+        if served is None:
+            return answer_job.serving_problem(self.env)
+        return ""
+
     def action_pv_kb_embed_now(self):
         self.env["pv.kb.settings"]._check_manager()
         self.execute()
@@ -134,6 +164,12 @@ class ResConfigSettings(models.TransientModel):
             lines.append(exc.message)
         finally:
             client.close()
+        serving = self._pv_kb_serving_check()
+        if serving:
+            ok = False
+            lines.append(serving)
+        else:
+            lines.append(_("Answers reach a process that streams them (no HTTP worker is held)."))
         report = "\n".join(lines)
         return {
             "type": "ir.actions.client",

@@ -68,8 +68,9 @@ apt_install() {
 }
 
 ensure_system_packages() {
-    # build headers for Odoo's requirements, Chromium for HttpCase/tour tests
-    apt_install libldap2-dev libsasl2-dev libpq-dev chromium fonts-dejavu-core
+    # build headers for Odoo's requirements, Chromium for HttpCase/tour tests, nginx for the end-to-end check
+    # behind Odoo's documented proxy configuration (scripts/e2e_proxy.sh; started there, never as a service)
+    apt_install libldap2-dev libsasl2-dev libpq-dev chromium fonts-dejavu-core nginx
 }
 
 # Python venv with Odoo's requirements and the addon's own (requirements.txt).
@@ -180,6 +181,26 @@ start_standin() {
     done
     rm -f "$urlfile"
     [[ -n $STANDIN_URL ]] || die "Der Ollama-Stand-in meldet sich nicht, siehe $LOGDIR/standin.log"
+}
+
+# nginx with Odoo's documented proxy rules (scripts/odoo_nginx.conf.in) in front of a multi-process Odoo, on
+# a self-signed certificate, as a process of our own (never the system service):
+#   start_odoo_nginx DIR LISTEN_PORT HTTP_PORT GEVENT_PORT    sets NGINX_PID; the caller stops it
+start_odoo_nginx() {
+    local dir=$1 listen=$2 http=$3 gevent=$4
+    mkdir -p "$dir/tmp"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
+        -keyout "$dir/server.key" -out "$dir/server.crt" >/dev/null 2>&1 || die "openssl failed"
+    sed -e "s#@DIR@#$dir#g" -e "s#@LISTEN_PORT@#$listen#g" -e "s#@HTTP_PORT@#$http#g" \
+        -e "s#@GEVENT_PORT@#$gevent#g" "$REPO/scripts/odoo_nginx.conf.in" >"$dir/nginx.conf"
+    nginx -t -c "$dir/nginx.conf" >"$dir/check.log" 2>&1 || { cat "$dir/check.log"; die "nginx rejected its configuration"; }
+    nginx -c "$dir/nginx.conf" &
+    NGINX_PID=$!
+    for _ in $(seq 50); do
+        curl -ks -o /dev/null "https://127.0.0.1:$listen/" && return 0
+        sleep 0.1
+    done
+    die "nginx did not start, see $dir/error.log"
 }
 
 odoo_bin() { "$PY" "$ODOO_PATH/odoo-bin" "$@"; }

@@ -104,6 +104,9 @@ else
         if bash "$REPO/scripts/e2e_cron.sh" "$db"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
         # multi-process mode: the gevent worker starts and serves a streamed answer
         if bash "$REPO/scripts/e2e_workers.sh" "$db"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+        # nginx with Odoo's documented proxy rules only, in front of --workers 2: the panel's stream reaches the
+        # gevent worker; straight to the HTTP port it is polled instead of holding the worker
+        if bash "$REPO/scripts/e2e_proxy.sh" "$db"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
         # the release ZIP alone: installs into a fresh database and answers the demo question in Notbetrieb
         if bash "$REPO/scripts/e2e_release.sh"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
     fi

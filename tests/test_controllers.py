@@ -1,8 +1,11 @@
 import json
 import time
+from unittest.mock import patch
 
 from odoo.tests import HttpCase, new_test_user, tagged
 from odoo.tests.common import JsonRpcException, release_test_lock
+
+from odoo.addons.pv_kb.models import pv_kb_answer_job as answer_job
 
 from .common import StandInCase, batch_files
 from .test_agent import agent_entries
@@ -29,6 +32,34 @@ class TestChatEndpoints(StandInCase, HttpCase):
             return response, []
         events = [json.loads(line) for line in response.text.splitlines() if line.strip()]
         return response, [e for e in events if e["type"] != "ping"]
+
+    def ask_polled(self, question):
+        """The stream route as a prefork HTTP worker serves it: it starts the answer and returns at once."""
+        body = {"question": question, "csrf_token": self.csrf_token()}
+        with patch.object(answer_job, "how_served", return_value="polled"):
+            response = self.url_open("/websocket/pv_kb/ask/stream", data=json.dumps(body),
+                                     headers={"Content-Type": "application/json"}, timeout=60)
+        self.assertEqual(response.status_code, 200)
+        return [json.loads(line) for line in response.text.splitlines() if line.strip()]
+
+    def poll(self, job_id, until, seconds=60):
+        """Poll the answer until ``until(state)``; the answer's threads get the test cursor in between."""
+        for _ in range(int(seconds / 0.05)):
+            state = self.make_jsonrpc_request("/pv_kb/ask/poll", {"job_id": job_id})
+            if until(state):
+                return state
+            with release_test_lock():
+                time.sleep(0.05)
+        self.fail(f"the polled answer never got there: {state}")
+
+    def wait_for_free_slots(self):
+        for _ in range(300):
+            with release_test_lock():
+                time.sleep(0.05)
+            self.env.cr.execute("SELECT count(*) FROM pv_kb_answer_slot")
+            if not self.env.cr.fetchone()[0]:
+                return
+        self.fail("the answer did not free its slot")
 
     def csrf_token(self):
         """The token the web client gets (odoo.csrf_token in the backend page)."""
@@ -84,6 +115,64 @@ class TestChatEndpoints(StandInCase, HttpCase):
                 self.assertEqual(live["pii_count"], final["pii"]["count"])
                 if answer_mode == "structured":
                     self.assertTrue(live["quotes"], "the passages the statements rest on")
+
+    def test_the_stream_route_under_websocket_streams_and_is_counted(self):
+        """/websocket/…: the prefix Odoo's documented proxy configuration sends to the gevent worker; in the
+        threaded server it streams as well."""
+        self.authenticate("kb_http_user", "kb_http_user")
+        body = {"question": "Wie hoch ist der Freibetrag für Sonderzahlungen?", "csrf_token": self.csrf_token()}
+        response = self.url_open("/websocket/pv_kb/ask/stream", data=json.dumps(body),
+                                 headers={"Content-Type": "application/json"}, timeout=60)
+        events = [json.loads(line) for line in response.text.splitlines() if line.strip()]
+        kinds = [e["type"] for e in events if e["type"] != "ping"]
+        self.assertEqual((kinds[0], kinds[-1]), ("meta", "final"))
+        self.assertIn("delta", kinds)
+        self.assertEqual(self.env["pv.kb.query"].browse(events[-1]["query_id"]).served_by, "threaded")
+        self.assertEqual(self.url_open("/websocket/pv_kb/served").json(), {"served": "threaded"})
+
+    def test_an_answer_on_an_http_worker_is_polled_not_streamed(self):
+        self.authenticate("kb_http_user", "kb_http_user")
+        lines = self.ask_polled("Wie hoch ist der Freibetrag für Sonderzahlungen?")
+        self.assertEqual([e["type"] for e in lines], ["poll"], "the request returns at once, nothing streamed")
+        state = self.poll(lines[0]["job_id"], lambda state: state["done"])
+        final = state["events"][-1]
+        self.assertEqual((final["type"], final["status"]), ("final", "beantwortet"), state)
+        kinds = [e["type"] for e in state["events"]]
+        self.assertEqual(kinds, ["meta", "snapshot", "final"])
+        self.assertEqual(state["events"][1]["text"].strip(), final["answer"], "the text so far, whole")
+        query = self.env["pv.kb.query"].browse(final["query_id"])
+        self.assertEqual(query.served_by, "polled")
+        history = self.make_jsonrpc_request("/pv_kb/conversation", {"conversation_id": final["conversation_id"]})
+        self.assertEqual(history["turns"], [{k: v for k, v in final.items() if k not in ("type", "pii")}])
+        self.wait_for_free_slots()
+        # the settings page warns, with the fix
+        warning = self.env["res.config.settings"].create({}).pv_kb_serving_warning
+        self.assertIn("/websocket", warning)
+        self.assertIn("1 of", warning)
+        # only its user may read or stop it
+        self.authenticate("kb_http_outsider", "kb_http_outsider")
+        for route in ("/pv_kb/ask/poll", "/pv_kb/ask/stop"):
+            with self.subTest(route=route), self.assertRaises(JsonRpcException):
+                self.make_jsonrpc_request(route, {"job_id": lines[0]["job_id"]})
+
+    def test_stop_of_a_polled_answer_frees_the_model_request_within_a_second(self):
+        self.authenticate("kb_http_user", "kb_http_user")
+        self.standin.set_chat_timing(first_token_ms=200, token_ms=150)
+        job_id = self.ask_polled("Wie hoch ist der Freibetrag für Sonderzahlungen?")[0]["job_id"]
+        state = self.poll(job_id, lambda state: any(e.get("text") for e in state["events"]))
+        self.assertFalse(state["done"])
+        self.assertEqual(self.make_jsonrpc_request("/pv_kb/ask/stop", {"job_id": job_id}), {"ok": True})
+        stopped = time.time()
+        for _ in range(40):
+            if self.standin.aborted_streams:
+                break
+            with release_test_lock():
+                time.sleep(0.05)
+        self.assertTrue(self.standin.aborted_streams, "the model request was closed")
+        self.assertLess(self.standin.aborted_streams[0] - stopped, 1.0)
+        state = self.poll(job_id, lambda state: state["done"])
+        self.assertEqual(state["events"][-1]["status"], "abgebrochen")
+        self.wait_for_free_slots()
 
     def test_no_blocking_ask_route(self):
         """The blocking JSON route held a database connection for the whole model call: gone."""

@@ -1,14 +1,17 @@
 """Many users asking at once, against a running Odoo (run by ``scripts/bench/run.sh load``).
 
-    bench_load.py --url http://127.0.0.1:8069 --stream-url http://127.0.0.1:8072 --db DB --users 20 \
-                  --dsn "host=127.0.0.1 port=55432 dbname=DB user=odoo password=odoo" --label "workers 4"
+    bench_load.py --url https://127.0.0.1:8443 --db DB --users 20 \
+                  --dsn "host=127.0.0.1 port=55432 dbname=DB user=odoo password=odoo" --label "workers 4, nginx"
 
 Every asker logs in with a session of its own (users ``pv_kb_load_01`` …, password = login), then all
-send their question at the same moment to ``/pv_kb/ask/stream`` on ``--stream-url`` (the gevent port in
-multi-process mode, as a reverse proxy would route it). Meanwhile a probe asks
+send their question at the same moment to the panel's stream route (``/websocket/pv_kb/ask/stream``) on
+``--stream-url`` (default ``--url``: as the panel does, through whatever is in front of Odoo). An answer the
+server hands back for polling (``{"type": "poll"}``: the request reached a prefork HTTP worker) is followed
+as the panel follows it (``/pv_kb/ask/poll`` every ``interval_ms``). Meanwhile a probe asks
 ``/web/webclient/version_info`` on ``--url`` every 200 ms (an ordinary backend request of somebody
-else), and a monitor counts the database's connections every 100 ms. Bounded: each stream gives up
-after ``--timeout`` seconds, the whole run after the last asker. Prints one block of numbers.
+else), and a monitor counts the database's connections every 100 ms. Bounded: each answer gives up
+after ``--timeout`` seconds, the whole run after the last asker. Prints one block of numbers, with how the
+question log says the answers were served.
 """
 import argparse
 import json
@@ -18,6 +21,9 @@ import time
 
 import psycopg2
 import requests
+import urllib3
+
+urllib3.disable_warnings()
 
 QUESTIONS = [
     "Wie hoch ist der Freibetrag für sonstige Bezüge?",
@@ -28,8 +34,13 @@ QUESTIONS = [
 ]
 
 
+STREAM_PATH = "/websocket/pv_kb/ask/stream"
+
+
 def login(url, db, user):
     session = requests.Session()
+    session.verify = False       # the bench's nginx has a self-signed certificate
+    session.trust_env = False    # (a CA bundle from the environment would override that)
     response = session.post(f"{url}/web/session/authenticate", json={
         "jsonrpc": "2.0", "method": "call", "params": {"db": db, "login": user, "password": user}}, timeout=60)
     response.raise_for_status()
@@ -63,8 +74,30 @@ def main():
     probe_session, _token = login(args.url, args.db, "pv_kb_load_probe")
     start = threading.Barrier(args.users + 1)
     results = [None] * args.users
+    polled = [False] * args.users
+    with psycopg2.connect(args.dsn) as conn, conn.cursor() as cr:
+        cr.execute("SELECT COALESCE(max(id), 0) FROM pv_kb_query")
+        last_query = cr.fetchone()[0]
     stop = threading.Event()
     probe_ms, connections = [], []
+
+    def follow_polled(session, job, t0, deadline):
+        """(first text, final event or None, error) of an answer fetched by polling, as the panel does."""
+        first = None
+        while time.monotonic() < deadline:
+            time.sleep(job.get("interval_ms", 500) / 1000)
+            reply = session.post(f"{args.url}/pv_kb/ask/poll", timeout=60, json={
+                "jsonrpc": "2.0", "method": "call", "params": {"job_id": job["job_id"]}}).json()
+            if reply.get("error"):
+                return first, None, "poll error"
+            for event in reply["result"]["events"]:
+                if event["type"] == "snapshot" and event["text"] and first is None:
+                    first = time.monotonic() - t0
+                elif event["type"] == "final":
+                    return first, event, None
+                elif event["type"] == "error":
+                    return first, None, event.get("message", "error")
+        return first, None, "timeout"
 
     def ask(n):
         session, token = sessions[n]
@@ -73,7 +106,7 @@ def main():
         first = final = None
         error = None
         try:
-            with session.post(f"{stream_url}/pv_kb/ask/stream", stream=True, timeout=args.timeout, json={
+            with session.post(f"{stream_url}{STREAM_PATH}", stream=True, timeout=args.timeout, json={
                     "question": QUESTIONS[n % len(QUESTIONS)], "csrf_token": token}) as response:
                 if response.status_code != 200:
                     error = f"HTTP {response.status_code}"
@@ -82,6 +115,10 @@ def main():
                         if not line:
                             continue
                         event = json.loads(line)
+                        if event["type"] == "poll":
+                            polled[n] = True
+                            first, end, error = follow_polled(session, event, t0, t0 + args.timeout)
+                            event = end or {"type": "none"}
                         if event["type"] == "delta" and first is None:
                             first = time.monotonic() - t0
                         elif event["type"] == "final":
@@ -136,7 +173,11 @@ def main():
     errors = [r["error"] for r in results if r and r["error"] is not None]
     firsts = [r["first"] for r in done if r["first"] is not None]
     totals = [r["total"] for r in done]
-    print(f"== {args.label or 'load'}: {args.users} askers, stream via {stream_url}")
+    with psycopg2.connect(args.dsn) as conn, conn.cursor() as cr:
+        cr.execute("SELECT served_by, count(*) FROM pv_kb_query WHERE id > %s GROUP BY 1 ORDER BY 1", [last_query])
+        served = ", ".join(f"{how or 'none'} {count}" for how, count in cr.fetchall())
+    print(f"== {args.label or 'load'}: {args.users} askers, stream via {stream_url}{STREAM_PATH}")
+    print(f"served (question log): {served}; answers polled: {sum(polled)}")
     print(f"completed {len(done)}/{args.users}, errors {len(errors)} {sorted(set(errors)) if errors else ''}")
     if firsts:
         print(f"first text  median {statistics.median(firsts):.2f} s, max {max(firsts):.2f} s")

@@ -22,9 +22,11 @@
 #                                            pool; BENCH_CEILING=1 adds the ceiling (weights fitted on the held-out
 #                                            praxis set itself: an upper bound, never a result; ~5 min)
 #   scripts/bench/run.sh load [USERS]        USERS (20) ask at once while the stand-in streams slowly (first token
-#                                            1.5 s, 30 ms per token): Odoo with --workers 4 (streams on the gevent
-#                                            port) and threaded; completed, errors, first text, total, peak DB
-#                                            connections, p95 of a backend request made meanwhile
+#                                            1.5 s, 30 ms per token): Odoo with --workers 4 behind nginx with Odoo's
+#                                            documented rules only, the same straight to its HTTP port, and threaded
+#                                            (BENCH_LOAD_MODES picks); completed, errors, first text, total, peak DB
+#                                            connections, p95 of a backend request made meanwhile, how the answers
+#                                            were served
 #   scripts/bench/run.sh hostile             hostile batches (ZIPs under 1 MB: pathological Markdown, many entries, alias
 #                                            bombs) checked and applied on a fresh database with the demo base, rolled
 #                                            back: time and peak memory per batch (docs/measurements.md)
@@ -147,26 +149,39 @@ print(env["pv.kb.chunk"]._embed_pending(commit=True))
 PYEOF
         shell $db "$setup"; rm -f "$setup"
         dsn="host=127.0.0.1 port=$PV_KB_PGPORT dbname=$db user=$PV_KB_DB_USER password=$PV_KB_DB_PASSWORD"
-        for mode in workers threaded; do
+        # nginx: --workers 4 behind nginx with Odoo's documented rules only; direct: the same Odoo, everything
+        # straight to its HTTP port (no proxy); threaded: --workers 0
+        for mode in ${BENCH_LOAD_MODES:-nginx direct threaded}; do
             port=$(free_port); gport=$(free_port)
-            if [[ $mode == workers ]]; then
-                "$PY" "$ODOO_PATH/odoo-bin" -c "$ODOO_CONF" -d $db --workers 4 --max-cron-threads 0 --http-port $port --gevent-port $gport \
-                    --limit-time-real 120 --logfile "$LOGDIR/bench-load-$mode.log" & pids+=($!)
-                stream=http://127.0.0.1:$gport
-            else
+            if [[ $mode == threaded ]]; then
                 "$PY" "$ODOO_PATH/odoo-bin" -c "$ODOO_CONF" -d $db --workers 0 --max-cron-threads 0 --http-port $port \
                     --logfile "$LOGDIR/bench-load-$mode.log" & pids+=($!)
-                stream=http://127.0.0.1:$port
+                url=http://127.0.0.1:$port
+            else
+                "$PY" "$ODOO_PATH/odoo-bin" -c "$ODOO_CONF" -d $db --workers 4 --max-cron-threads 0 --http-port $port \
+                    --gevent-port $gport --limit-time-real 120 --proxy-mode --logfile "$LOGDIR/bench-load-$mode.log" & pids+=($!)
+                url=http://127.0.0.1:$port
             fi
             for _ in $(seq 120); do
-                curl -fsS "http://127.0.0.1:$port/web/health" >/dev/null 2>&1 && \
-                    curl -fsS "$stream/web/health" >/dev/null 2>&1 && break
+                curl -fsS "http://127.0.0.1:$port/web/health" >/dev/null 2>&1 && break
                 sleep 0.5
             done
-            "$PY" "$REPO/scripts/bench/bench_load.py" --url "http://127.0.0.1:$port" --stream-url "$stream" --db $db \
+            if [[ $mode == nginx ]]; then
+                nginx_dir=$(mktemp -d); sport=$(free_port)
+                start_odoo_nginx "$nginx_dir" "$sport" "$port" "$gport"; pids+=($NGINX_PID)
+                url=https://127.0.0.1:$sport
+            fi
+            "$PY" "$REPO/scripts/bench/bench_load.py" --url "$url" --db $db \
                 --users "$users" --dsn "$dsn" --label "$mode" || true
             if grep -E "DistributionNotFound|Traceback" "$LOGDIR/bench-load-$mode.log" >/dev/null; then
                 say "Fehler im Odoo-Log ($mode), siehe $LOGDIR/bench-load-$mode.log"
+            fi
+            if [[ $mode == nginx ]]; then
+                kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true; unset 'pids[-1]'; rm -rf "$nginx_dir"
+            elif [[ $mode == direct ]]; then
+                # the settings page's warning, as the admin sees it after this load
+                echo "print('settings warning:', env['res.config.settings'].create({}).pv_kb_serving_warning or '(none)')" \
+                    | odoo_bin shell -c "$ODOO_CONF" -d $db --log-level=warn --no-http 2>/dev/null | grep 'settings warning' || true
             fi
             kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true
         done ;;

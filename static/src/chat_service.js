@@ -14,6 +14,7 @@ import { applyStreamEvent, makeTurn, readNdjson, turnFromServer } from "./chat_s
 import { ChatPanel } from "./chat_panel/chat_panel";
 import { ChatSystray } from "./chat_systray/chat_systray";
 import {
+    STREAM_URL,
     DEFAULT_PANEL_WIDTH,
     MAX_QUESTION_LENGTH,
     MIN_PANEL_WIDTH,
@@ -155,7 +156,7 @@ export class PvKbChat {
         const controller = new AbortController();
         this.controller = controller;
         try {
-            const response = await browser.fetch("/pv_kb/ask/stream", {
+            const response = await browser.fetch(STREAM_URL, {
                 method: "POST",
                 headers: { "Content-Type": "application/json" },
                 body: JSON.stringify({
@@ -178,20 +179,21 @@ export class PvKbChat {
             } else if (!response.ok) {
                 this.fail(turn, _t("The server answered with error %s. Please try again in a moment.", response.status));
             } else {
+                let job = null;
                 await readNdjson(
                     response,
                     (event) => {
-                        if (event.conversation_id && event.conversation_id !== this.state.conversationId) {
-                            this.state.conversationId = event.conversation_id;
-                            this.persist();
+                        if (event.type === "poll") {
+                            job = event;
+                        } else {
+                            this.applyEvent(turn, event);
                         }
-                        if (event.type === "final" && event.pii?.mapping) {
-                            this.piiMapping = event.pii.mapping;
-                        }
-                        applyStreamEvent(turn, event);
                     },
                     controller.signal
                 );
+                if (job && !controller.signal.aborted) {
+                    await this.followPolled(turn, job, controller.signal);
+                }
             }
         } catch (error) {
             if (!controller.signal.aborted) {
@@ -213,6 +215,56 @@ export class PvKbChat {
             }
         }
         return turn;
+    }
+
+    /**
+     * One answer event into the turn (and the conversation it belongs to).
+     *
+     * @param {object} turn
+     * @param {object} event
+     */
+    applyEvent(turn, event) {
+        if (event.conversation_id && event.conversation_id !== this.state.conversationId) {
+            this.state.conversationId = event.conversation_id;
+            this.persist();
+        }
+        if (event.type === "final" && event.pii?.mapping) {
+            this.piiMapping = event.pii.mapping;
+        }
+        applyStreamEvent(turn, event);
+    }
+
+    /**
+     * The server answered on an HTTP worker that must not be held for the whole answer: the answer runs
+     * there on its own and the panel fetches it with short requests until it is done. Stop tells the server.
+     *
+     * @param {object} turn
+     * @param {{job_id: number, interval_ms?: number}} job
+     * @param {AbortSignal} signal aborted by Stop
+     */
+    async followPolled(turn, job, signal) {
+        const onStop = () => rpc("/pv_kb/ask/stop", { job_id: job.job_id }).catch(() => {});
+        signal.addEventListener("abort", onStop);
+        try {
+            while (!signal.aborted) {
+                await new Promise((resolve) => browser.setTimeout(resolve, job.interval_ms ?? 500));
+                if (signal.aborted) {
+                    break;
+                }
+                const state = await rpc("/pv_kb/ask/poll", { job_id: job.job_id }, { silent: true });
+                if (signal.aborted) {
+                    break;
+                }
+                for (const event of state?.events || []) {
+                    this.applyEvent(turn, event);
+                }
+                if (state?.done) {
+                    break;
+                }
+            }
+        } finally {
+            signal.removeEventListener("abort", onStop);
+        }
     }
 
     fail(turn, message) {

@@ -153,6 +153,10 @@ export function applyStreamEvent(turn, event) {
         case "reset":
             turn.answer = "";
             break;
+        case "snapshot":
+            // a polled answer: the text so far, whole
+            turn.answer = event.text || "";
+            break;
         case "final":
             applyTurn(turn, event);
             break;

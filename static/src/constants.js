@@ -7,3 +7,9 @@ export const MAX_QUESTION_LENGTH = 2000;
 export const STORAGE_KEY = "pv_kb.chat";
 export const MIN_PANEL_WIDTH = 320;
 export const DEFAULT_PANEL_WIDTH = 460;
+
+/**
+ * The answer stream. Under Odoo's own /websocket prefix: the reverse-proxy configuration Odoo documents routes
+ * it to the gevent worker, where a waiting answer holds no HTTP worker (docs/operations.md).
+ */
+export const STREAM_URL = "/websocket/pv_kb/ask/stream";

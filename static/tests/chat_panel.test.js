@@ -26,7 +26,7 @@ describe("chat panel", () => {
     test("streaming: deltas appear, reset clears, final replaces", async () => {
         const ndjson = makeNdjsonStream();
         const bodies = [];
-        onRpc("/pv_kb/ask/stream", async (request) => {
+        onRpc("/websocket/pv_kb/ask/stream", async (request) => {
             bodies.push(await request.json());
             return ndjsonResponse(ndjson.stream);
         });
@@ -72,7 +72,7 @@ describe("chat panel", () => {
 
         // The next question continues the conversation.
         const second = makeNdjsonStream();
-        onRpc("/pv_kb/ask/stream", async (request) => {
+        onRpc("/websocket/pv_kb/ask/stream", async (request) => {
             bodies.push(await request.json());
             return ndjsonResponse(second.stream);
         });
@@ -89,7 +89,7 @@ describe("chat panel", () => {
     test("personal data: notice with the count, the mapping sent back, in memory only", async () => {
         const first = makeNdjsonStream();
         const bodies = [];
-        onRpc("/pv_kb/ask/stream", async (request) => {
+        onRpc("/websocket/pv_kb/ask/stream", async (request) => {
             bodies.push(await request.json());
             return ndjsonResponse(first.stream);
         });
@@ -110,7 +110,7 @@ describe("chat panel", () => {
         expect(localStorage.getItem(storageKey())).not.toInclude("4711");
 
         const second = makeNdjsonStream();
-        onRpc("/pv_kb/ask/stream", async (request) => {
+        onRpc("/websocket/pv_kb/ask/stream", async (request) => {
             bodies.push(await request.json());
             return ndjsonResponse(second.stream);
         });
@@ -125,9 +125,51 @@ describe("chat panel", () => {
         );
     });
 
+    test("an answer served by an HTTP worker is fetched by polling; Stop tells the server", async () => {
+        const ndjson = makeNdjsonStream();
+        onRpc("/websocket/pv_kb/ask/stream", () => ndjsonResponse(ndjson.stream));
+        const states = [
+            { events: [{ type: "meta", query_id: null, conversation_id: 4, retrieved: [], mode: "hybrid" },
+                       { type: "snapshot", text: "Der Frei" }], done: false },
+            { events: [{ type: "snapshot", text: "Der Freibetrag beträgt" }], done: false },
+            { events: [finalEvent({ conversation_id: 4, query_id: 9 })], done: true },
+        ];
+        onRpc("/pv_kb/ask/poll", async (request) => {
+            const { params } = await request.json();
+            expect.step(`poll ${params.job_id}`);
+            return states.shift();
+        });
+        await openPanel();
+        await ask("Freibetrag?");
+        ndjson.send({ type: "poll", job_id: 12, interval_ms: 0 });
+        ndjson.close();
+        await waitFor(".o_pv_kb_turn[data-status='beantwortet']");
+        expect.verifySteps(["poll 12", "poll 12", "poll 12"]);
+        expect(".o_pv_kb_body").toHaveText(/€ 620/);
+        expect(getService("pv_kb_chat").state.conversationId).toBe(4);
+
+        const second = makeNdjsonStream();
+        onRpc("/websocket/pv_kb/ask/stream", () => ndjsonResponse(second.stream));
+        onRpc("/pv_kb/ask/poll", () => ({ events: [{ type: "snapshot", text: "Halber Satz" }], done: false }));
+        let stopped = null;
+        onRpc("/pv_kb/ask/stop", async (request) => {
+            const { params } = await request.json();
+            stopped = params.job_id;
+            return { ok: true };
+        });
+        await ask("Und noch?");
+        second.send({ type: "poll", job_id: 13, interval_ms: 0 });
+        second.close();
+        await waitForAnswerText("Halber Satz");
+        await contains(".o_pv_kb_stop").click();
+        await waitFor(".o_pv_kb_turn[data-status='stopped']");
+        await waitUntil(() => stopped === 13);
+        expect(".o_pv_kb_turn[data-status='stopped'] .o_pv_kb_body").toHaveText("Halber Satz");
+    });
+
     test("Stop ends the stream and keeps the text so far", async () => {
         const ndjson = makeNdjsonStream();
-        onRpc("/pv_kb/ask/stream", () => ndjsonResponse(ndjson.stream));
+        onRpc("/websocket/pv_kb/ask/stream", () => ndjsonResponse(ndjson.stream));
         await openPanel();
         await ask("Frage");
         ndjson.send({ type: "meta", query_id: 1, conversation_id: 2, retrieved: [], mode: "fts" });
@@ -147,7 +189,7 @@ describe("chat panel", () => {
     });
 
     test("HTTP 403 shows that the user has no access", async () => {
-        onRpc("/pv_kb/ask/stream", () => new Response("forbidden", { status: 403 }));
+        onRpc("/websocket/pv_kb/ask/stream", () => new Response("forbidden", { status: 403 }));
         await openPanel();
         await ask("Frage");
         await waitFor(".o_pv_kb_error");
@@ -156,7 +198,7 @@ describe("chat panel", () => {
 
     test("HTTP 429 shows the server's busy message", async () => {
         const message = "Der Assistent beantwortet gerade andere Fragen. Bitte in einem Moment erneut versuchen.";
-        onRpc("/pv_kb/ask/stream", () => new Response(JSON.stringify({ error: "busy", message }), { status: 429 }));
+        onRpc("/websocket/pv_kb/ask/stream", () => new Response(JSON.stringify({ error: "busy", message }), { status: 429 }));
         await openPanel();
         await ask("Freibetrag?");
         await waitFor(".o_pv_kb_error");
@@ -165,7 +207,7 @@ describe("chat panel", () => {
 
     test("a stream that ends without a final line is reported", async () => {
         const ndjson = makeNdjsonStream();
-        onRpc("/pv_kb/ask/stream", () => ndjsonResponse(ndjson.stream));
+        onRpc("/websocket/pv_kb/ask/stream", () => ndjsonResponse(ndjson.stream));
         await openPanel();
         await ask("Frage");
         ndjson.send({ type: "delta", text: "abgebrochen" });
@@ -175,7 +217,7 @@ describe("chat panel", () => {
     });
 
     test("Enter sends, Shift+Enter does not; counter and limit of 2000 characters", async () => {
-        onRpc("/pv_kb/ask/stream", () => {
+        onRpc("/websocket/pv_kb/ask/stream", () => {
             expect.step("ask");
             return ndjsonResponse(makeNdjsonStream().stream);
         });
@@ -262,7 +304,7 @@ describe("chat panel", () => {
 
     test("the panel keeps its conversation when closed and reopened", async () => {
         const ndjson = makeNdjsonStream();
-        onRpc("/pv_kb/ask/stream", () => ndjsonResponse(ndjson.stream));
+        onRpc("/websocket/pv_kb/ask/stream", () => ndjsonResponse(ndjson.stream));
         await openPanel();
         await ask("Frage eins");
         ndjson.send({ type: "meta", query_id: 1, conversation_id: 2, retrieved: [], mode: "fts" });

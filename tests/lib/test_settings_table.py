@@ -11,7 +11,7 @@ from lib.settings import table
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 VIEW = REPO / "views" / "res_config_settings_views.xml"
-NOT_SETTINGS = {"pv_kb_embedding_status"}   # shown in the form, computed, never stored
+NOT_SETTINGS = {"pv_kb_embedding_status", "pv_kb_serving_warning"}   # shown in the form, computed, never stored
 
 
 def _view_fields():
