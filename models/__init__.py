@@ -1,4 +1,5 @@
 from . import pv_kb_rpc_guard
+from . import pv_kb_servers
 from . import pv_kb_settings
 from . import pv_kb_tag
 from . import pv_kb_run

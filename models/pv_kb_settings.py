@@ -6,9 +6,10 @@ from odoo import _, api, fields, models
 from odoo.exceptions import AccessError, UserError, ValidationError
 from odoo.tools import config
 
-from ..lib.llm import client as ollama, errors as ollama_errors
+from ..lib.llm import client as ollama, errors as ollama_errors, servers as model_servers
 from ..lib.pii import gate as pii, names as pii_names
 from ..lib.search import ranking
+from .pv_kb_servers import server_lists
 
 _logger = logging.getLogger(__name__)
 
@@ -18,7 +19,10 @@ _KNOWN_NAMES_LOCK = threading.Lock()
 
 # the settings an answer log or an evaluation report records, so that numbers can be traced to them
 SNAPSHOT_KEYS = ("ollama_url", "embedding_model", "chat_model", "query_prefix", "passage_prefix", "top_k", "rrf_k",
-                 "num_ctx", "answer_mode", "answer_modes", "rerank", "rerank_depth", "query_rewrite")
+                 "num_ctx", "answer_mode", "answer_modes", "rerank", "rerank_depth", "query_rewrite", "server_type",
+                 "chat_servers", "embedding_servers", "rerank_servers", "rerank_model")
+# never in a snapshot, a message or a log line: the API key and the proxy header (system administrators only)
+SECRET_KEYS = ("api_key", "ollama_auth_header")
 
 # key -> (default, type); keys are stored as "pv_kb.<key>"
 DEFAULTS = {
@@ -45,6 +49,17 @@ DEFAULTS = {
     "rerank": (False, bool),
     "rerank_depth": (20, int),
     "query_rewrite": (False, bool),
+    # model servers (lib/llm/servers.py): the type of the server at ollama_url, an API key for it and the lists,
+    # further chat and embedding servers ("[ollama|openai] URL" a line, after the main server), rerank servers
+    # ("[openai|tei] URL"; none: no rerank endpoint)
+    "server_type": ("ollama", str),
+    "api_key": ("", str),
+    "structured_output": ("auto", str),
+    "chat_servers": ("", str),
+    "embedding_servers": ("", str),
+    "rerank_servers": ("", str),
+    "rerank_model": ("", str),
+    "failover_cooldown": (model_servers.DEFAULT_COOLDOWN, float),
 }
 _TRUE = ("1", "true", "yes", "on")
 
@@ -61,6 +76,7 @@ BOUNDS = {
     "max_concurrent_answers": (1, 1000),
     "max_answers_per_user": (1, 100),
     "rerank_depth": (5, 40),
+    "failover_cooldown": (0.0, 3600.0),
 }
 # seconds an answer needs besides the model call (retrieval, validation, log) and the stream's own grace
 TIME_LIMIT_MARGIN = 20.0
@@ -77,12 +93,17 @@ def auth_headers(line):
 
 
 def make_client(settings, interactive=False):
-    """Ollama client for a settings dict; ``interactive`` (a user waits): no retries, degrade at once instead."""
-    return ollama.OllamaClient(ollama.OllamaConfig(
+    """The model client for a settings dict: one server's client, or a pool of several (lib/llm/servers.py);
+    ``interactive`` (a user waits): no retries, degrade at once instead."""
+    config = ollama.OllamaConfig(
         url=settings["ollama_url"], connect_timeout=settings["connect_timeout"],
         read_timeout=settings["read_timeout"], keep_alive=settings["keep_alive"], num_ctx=settings["num_ctx"],
         embed_batch_size=settings["embed_batch_size"], retries=0 if interactive else 2,
-        headers=auth_headers(settings.get("ollama_auth_header"))))
+        headers=auth_headers(settings.get("ollama_auth_header")), api_key=settings.get("api_key") or "",
+        structured=settings.get("structured_output") or "auto")
+    lists = server_lists(settings)
+    return model_servers.single_or_pool(lists["embedding"], lists["chat"], config, rerank=lists["rerank"],
+                                        cooldown=settings.get("failover_cooldown", model_servers.DEFAULT_COOLDOWN))
 
 
 def answer_time_limit_problem(limit, limit_time_real):
@@ -128,6 +149,8 @@ class PvKbSettings(models.AbstractModel):
         """The settings a log or report records: without credentials (URL user info, proxy header)."""
         snap = {key: settings[key] for key in SNAPSHOT_KEYS}
         snap["ollama_url"] = ollama_errors.redact_url(snap["ollama_url"])
+        for role, servers in server_lists(settings).items():
+            snap[f"{role}_servers"] = [f"{s.kind} {s.shown}" for s in servers]
         return snap
 
     @api.model
@@ -373,46 +396,9 @@ class ResConfigSettings(models.TransientModel):
 
     def _pv_kb_form_settings(self):
         """The stored settings with what is in the form on top (unsaved values included)."""
-        values = {key: self[f"pv_kb_{key}"] for key in DEFAULTS if f"pv_kb_{key}" in self._fields}
-        if not self.env.user.has_group("base.group_system"):
-            values.pop("ollama_auth_header", None)
+        system = self.env.user.has_group("base.group_system")
+        values = {key: self[f"pv_kb_{key}"] for key in DEFAULTS if f"pv_kb_{key}" in self._fields
+                  and (system or key not in SECRET_KEYS)}
+        if not (values.get("api_key") or "").strip():
+            values.pop("api_key", None)     # empty field: the stored key (never shown in the form)
         return self.env["pv.kb.settings"]._get({k: v for k, v in values.items() if v not in (None, False)})
-
-    def action_pv_kb_test_connection(self):
-        """Report server version, whether both models exist, and the embedding dimension: of the values in
-        the form, without saving them."""
-        self.ensure_one()
-        self.env["pv.kb.settings"]._check_manager()
-        settings = self._pv_kb_form_settings()
-        client = self.env["pv.kb.settings"]._client(settings)
-        lines, ok = [], True
-        try:
-            lines.append(_("Ollama %(version)s reachable at %(url)s.", version=client.version(),
-                           url=client.shown_url))
-            installed = client.tags()
-            present = {}
-            for label, name in ((_("Embedding model"), settings["embedding_model"]),
-                                (_("Chat model"), settings["chat_model"])):
-                present[name] = ollama.tag_listed(name, installed)
-                ok = ok and present[name]
-                lines.append(f"{label} {name}: " + (_("installed") if present[name] else _("NOT installed")))
-            if present[settings["embedding_model"]]:
-                # not named `context`: _() reads a local of that name as the translation context
-                dim, window = client.embedding_facts(settings["embedding_model"])
-                current = self.env["pv.kb.chunk"]._embedding_dim()
-                lines.append(_("Embedding dimension: %(dim)s (column: %(col)s)", dim=dim, col=current))
-                if window:
-                    lines.append(_("Context of the embedding model: %(tokens)s tokens (longer sections are cut)",
-                                   tokens=window))
-        except ollama_errors.OllamaError as exc:
-            ok = False
-            lines.append(exc.message)
-        finally:
-            client.close()
-        report = "\n".join(lines)
-        return {
-            "type": "ir.actions.client",
-            "tag": "display_notification",
-            "params": {"title": _("Connection test"), "message": report, "sticky": True,
-                       "type": "success" if ok else "warning"},
-        }

@@ -15,3 +15,4 @@ from . import test_concurrency
 from . import test_rerank
 from . import test_selection
 from . import test_migrations
+from . import test_model_servers
