@@ -26,7 +26,8 @@ Structured output (``response_format`` = a JSON schema, or "json"), by ``config.
 llama.cpp's server, LiteLLM); ``json_object`` sends ``{"type": "json_object", "schema": …}`` (llama-cpp-python's
 server); ``none`` sends nothing (the prompt still asks for JSON and the answer is checked as always); ``auto``
 (default) tries them in this order and keeps, per server URL and process, the first the server accepted
-(a refused style costs one HTTP 400/422). Pure Python (``requests`` only, no Odoo).
+(a refused style costs one HTTP 400/422, or a 500 that names ``response_format``: llama-cpp-python's server
+answers its validation errors so). Pure Python (``requests`` only, no Odoo).
 """
 from __future__ import annotations
 
@@ -398,7 +399,10 @@ class OpenAIClient(OllamaTransport):
                 resp = self._send("POST", "/v1/chat/completions", body, model=model, stream=stream,
                                   read_timeout=read_timeout, deadline=deadline)
             except OllamaBadResponse as exc:
-                if exc.status in (400, 422) and n + 1 < len(styles):
+                # a refused style: 400/422, or 500 naming response_format (llama-cpp-python reports its request
+                # validation errors as HTTP 500)
+                refused = exc.status in (400, 422) or (exc.status or 0) >= 500 and "response_format" in exc.detail
+                if refused and n + 1 < len(styles):
                     self.logger.info("Server at %s refused response_format style %s (HTTP %s), trying %s",
                                      self.shown_url, style, exc.status, styles[n + 1])
                     continue

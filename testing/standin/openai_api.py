@@ -54,7 +54,7 @@ class OpenAIRoutes:
     standin: "OllamaStandIn"
 
     def _oai_error(self, status: int, message: str, kind: str = "invalid_request_error") -> None:
-        self._send_json(status, {"error": {"message": message, "type": kind, "code": status}})
+        self._send_json(status, {"error": {"message": message, "type": kind, "param": None, "code": None}})
 
     def _oai_model(self, data: dict, capability: str) -> dict | None:
         name = data.get("model")
@@ -169,7 +169,7 @@ class OpenAIRoutes:
                     break
                 if n == 0 and mode == "error_line":
                     self._write_chunk(b'data: {"error": {"message": "stand-in: model runner stopped", '
-                                      b'"type": "InternalServerError", "code": 500}}\r\n\r\n')
+                                      b'"type": "InternalServerError", "param": null, "code": null}}\r\n\r\n')
                     break
             else:
                 event({}, "stop")

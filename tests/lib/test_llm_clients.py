@@ -245,15 +245,16 @@ def test_auto_style_falls_back_when_the_server_refuses_json_schema(standin, monk
     from testing.standin import openai_api
     real = openai_api.OpenAIRoutes._v1_chat
 
-    def strict(self, data, mode):
+    def strict(self, data, mode):   # as llama-cpp-python's server answers (tests/lib/data/openai_shapes.json)
         if (data.get("response_format") or {}).get("type") == "json_schema":
-            self._oai_error(422, "response_format.type: Input should be 'text' or 'json_object'")
+            self._oai_error(500, "1 validation error: ('body', 'response_format', 'type') Input should be 'text' "
+                                 "or 'json_object'", "internal_server_error")
             return
         real(self, data, mode)
 
     monkeypatch.setattr(openai_api.OpenAIRoutes, "_v1_chat", strict)
     forget_styles()
-    c = OpenAIClient(OllamaConfig(url=standin.url + "/"))
+    c = OpenAIClient(OllamaConfig(url=standin.url + "/", retries=0))
     for _ in range(2):
         standin.script_chat(['{"a": 1}'])
         assert c.chat(CHAT, [{"role": "user", "content": "x"}], origin=ollama.KB_TEXT,
