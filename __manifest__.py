@@ -22,6 +22,7 @@
         "views/pv_kb_eval_run_views.xml",
         "wizards/pv_kb_import_wizard_views.xml",
         "views/pv_kb_health_views.xml",
+        "views/pv_kb_fact_views.xml",
         "views/pv_kb_menus.xml",
     ],
     "assets": {

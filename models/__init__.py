@@ -1,6 +1,7 @@
 from . import pv_kb_rpc_guard
-from . import pv_kb_servers
 from . import pv_kb_settings
+from . import pv_kb_pii_gate
+from . import res_config_settings
 from . import pv_kb_tag
 from . import pv_kb_run
 from . import pv_kb_batch
@@ -9,6 +10,7 @@ from . import pv_kb_chunk
 from . import pv_kb_chunk_embed
 from . import pv_kb_chunk_index
 from . import pv_kb_synonym
+from . import pv_kb_fact
 from . import pv_kb_importer
 from . import pv_kb_query
 from . import pv_kb_retriever

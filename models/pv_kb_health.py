@@ -13,22 +13,13 @@ from odoo import api, fields, models
 
 from ..lib.cockpit import health
 from ..lib.answer.conflicts import detect_conflicts
-from ..lib.answer.types import EntryFacts
-from .pv_kb_finding import KINDS, SEVERITIES, check_manager
+from ..lib.kb.entry_facts import EntryFacts
+from .pv_kb_finding import SEVERITIES, check_manager
 
 _logger = logging.getLogger(__name__)
 
 TRIGGERS = [("cron", "Scheduled"), ("import", "After import"), ("manual", "Manual")]
 
-# key -> (default, type); stored as "pv_kb.<key>"
-HEALTH_DEFAULTS = {
-    "health_max_age_months": (36, int),
-    "health_duplicate_threshold": (0.95, float),
-    "health_unretrieved_days": (90, int),
-    "health_unretrieved_min_questions": (50, int),
-    "health_embedding_grace_minutes": (60, int),
-    "health_gap_cluster_threshold": (0.8, float),
-}
 DUPLICATE_NEIGHBOURS = 8   # nearest chunks looked at per entry summary (HNSW, ef_search 100)
 
 
@@ -59,14 +50,8 @@ class PvKbHealthRun(models.Model):
     # --- settings ------------------------------------------------------------
     @api.model
     def _options(self):
-        params = self.env["ir.config_parameter"].sudo()
-        values = {}
-        for key, (default, kind) in HEALTH_DEFAULTS.items():
-            try:
-                values[key] = kind(params.get_param(f"pv_kb.{key}", default))
-            except (TypeError, ValueError):
-                values[key] = default
-        return values
+        """The health check's settings (``health_*`` in ``lib/settings/table.py``)."""
+        return {key: value for key, value in self.env["pv.kb.settings"]._get().items() if key.startswith("health_")}
 
     # --- reading the base ----------------------------------------------------
     @api.model
@@ -85,8 +70,9 @@ class PvKbHealthRun(models.Model):
         db_ids, infos = {}, []
         for db_id, kb_id, name, topic, stand, refs, bases, kern in cr.fetchall():
             db_ids[kb_id] = db_id
-            infos.append(health.EntryInfo(kb_id, name or "", topic, stand, list(bases),
-                                          [r for r in refs.split(",") if r], kern))
+            infos.append(EntryFacts(entry_id=kb_id, title=name or "", topic=topic, stand=stand,
+                                    legal_bases=list(bases), cross_refs=[r for r in refs.split(",") if r],
+                                    kernwerte_text=kern))
         return infos, db_ids
 
     @api.model
@@ -179,12 +165,8 @@ class PvKbHealthRun(models.Model):
         known = {row[0] for row in self.env.cr.fetchall()}   # archived ids count as known: not dangling
         t = lap("read_more", t)
 
-        def detect(entries):
-            return detect_conflicts([EntryFacts(
-                e.entry_id, e.title, e.stand, e.topic, e.legal_bases, e.kernwerte_text) for e in entries])
-
         found = health.run_checks(
-            infos, detect=detect, known_ids=known, duplicate_pairs=pairs, embeddings=embeddings,
+            infos, detect=detect_conflicts, known_ids=known, duplicate_pairs=pairs, embeddings=embeddings,
             retrieved=retrieved, questions=questions, days=opts["health_unretrieved_days"],
             options=health.Options(max_age_months=opts["health_max_age_months"],
                                    near_duplicate_threshold=opts["health_duplicate_threshold"],
@@ -255,7 +237,6 @@ class PvKbHealthRun(models.Model):
         cr = self.env.cr
         self.env.flush_all()
         Finding = self.env["pv.kb.finding"]
-        kinds = dict(KINDS)
         severities = dict(SEVERITIES)
         # the selections' labels in the user's language
         labels_kind = dict(Finding._fields["kind"]._description_selection(self.env))
@@ -266,7 +247,7 @@ class PvKbHealthRun(models.Model):
             row = by_kind.setdefault(kind, {"kind": kind, "label": labels_kind.get(kind, kind), "total": 0})
             row[severity] = count
             row["total"] += count
-        kind_rows = [by_kind[k] for k in kinds if k in by_kind]
+        kind_rows = [by_kind[k] for k in health.KINDS if k in by_kind]
         cr.execute("SELECT severity, count(*) FROM pv_kb_finding WHERE state = 'open' GROUP BY 1")
         sev = dict(cr.fetchall())
         since = fields.Datetime.now() - dt.timedelta(days=days)
@@ -313,18 +294,3 @@ class PvKbHealthRun(models.Model):
                                  "entries": run.count_entries},
         }
 
-
-class ResConfigSettings(models.TransientModel):
-    _inherit = "res.config.settings"
-
-    pv_kb_health_max_age_months = fields.Integer(
-        "Outdated after (months)", config_parameter="pv_kb.health_max_age_months",
-        default=HEALTH_DEFAULTS["health_max_age_months"][0], help="0 switches the age rule off.")
-    pv_kb_health_duplicate_threshold = fields.Float(
-        "Near-duplicate similarity", config_parameter="pv_kb.health_duplicate_threshold", digits=(3, 3),
-        default=HEALTH_DEFAULTS["health_duplicate_threshold"][0],
-        help="Cosine similarity of two summaries from which they count as near-duplicates (depends on the "
-             "embedding model).")
-    pv_kb_health_unretrieved_days = fields.Integer(
-        "Never retrieved: days", config_parameter="pv_kb.health_unretrieved_days",
-        default=HEALTH_DEFAULTS["health_unretrieved_days"][0])

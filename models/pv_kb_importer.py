@@ -135,6 +135,7 @@ class PvKbImporter(models.AbstractModel):
         self.env["pv.kb.chunk"]._index_chunks(touched_chunk_ids)
         touched_entries = Entry.search([("kb_id", "in", plan.new + plan.changed + plan.reactivated)])
         self.env["pv.kb.chunk"]._sync_cards(touched_entries.ids)
+        self.env["pv.kb.fact"]._rebuild()
 
     def _update_chunks(self, entry, new_chunks):
         """Re-chunk a changed entry: unchanged chunks (same hash) keep their embedding."""

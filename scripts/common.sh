@@ -40,7 +40,7 @@ die() { printf '\033[1;31m[pv_kb] FEHLER:\033[0m %s\n' "$*" >&2; exit 1; }
 odoo_present() { [[ -f $ODOO_PATH/odoo-bin && -f $ODOO_PATH/odoo/release.py ]]; }
 
 # Bring Odoo to ODOO_PATH when a local snapshot of the 19.0 source is at hand
-# (the workplace mirror); otherwise tell the user where it must go.
+# (a local mirror); otherwise tell the user where it must go.
 ensure_odoo() {
     odoo_present && return 0
     local mirror

@@ -104,6 +104,8 @@ else
         if bash "$REPO/scripts/e2e_cron.sh" "$db"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
         # multi-process mode: the gevent worker starts and serves a streamed answer
         if bash "$REPO/scripts/e2e_workers.sh" "$db"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+        # the release ZIP alone: installs into a fresh database and answers the demo question in Notbetrieb
+        if bash "$REPO/scripts/e2e_release.sh"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
         # a real third-party OpenAI-compatible server (llama_cpp.server) answers a demo question; skipped loudly
         # (exit code 3) when the llama-cpp-python build of scripts/local_model.sh is not there
         rc=0; bash "$REPO/scripts/e2e_llama_server.sh" "$db" || rc=$?

@@ -120,7 +120,7 @@ class TestDemoEval(StandInCase):
         self.assertGreaterEqual(hybrid["mrr"], mrr)
         self.assertGreaterEqual(hybrid["hit@1"], hit1)
         for other in ("dense", "fts"):
-            # overall, fusion is never below either side alone (issue 11); since the recipe was chosen over the
+            # overall, fusion is never below either side alone; since the recipe was chosen over the
             # base with distractors (2026-12-02) this holds without the 0.01 of MRR it once needed
             for name in ("recall@k", "mrr", "hit@1"):
                 self.assertGreaterEqual(hybrid[name], overall[other][name], f"{other} {name}")

@@ -201,7 +201,7 @@ class TestSecretsAndGate(ServersCase):
         self.set_settings(api_key=self.SECRET)
         form = self.env["res.config.settings"].create({})
         self.assertFalse(form.pv_kb_api_key, "a stored key is never shown")
-        self.assertTrue(form.pv_kb_api_key_set)
+        self.assertTrue(form.pv_kb_api_key_stored)
         self.standin.set_fault("500", paths=["/v1/chat/completions"])
         with self.assertLogs("odoo.addons.pv_kb", logging.DEBUG) as logs:
             params = form.action_pv_kb_test_connection()["params"]

@@ -1,4 +1,4 @@
-"""The personal-data gate in Odoo (issue 13): what reaches the model, the question log and the conversation."""
+"""The personal-data gate in Odoo: what reaches the model, the question log and the conversation."""
 import json
 from unittest.mock import patch
 

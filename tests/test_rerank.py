@@ -1,4 +1,4 @@
-"""Optional reranking and query rewriting by the chat model (issue 11, points 5 and 6), against the stand-in."""
+"""Optional reranking and query rewriting by the chat model, against the stand-in."""
 import json
 from unittest.mock import patch
 

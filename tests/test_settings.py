@@ -90,3 +90,37 @@ class TestSettings(StandInCase):
         client = self.env["pv.kb.settings"]._client()
         self.assertNotIn("Authorization", client.session.headers, "a malformed line sends nothing")
         client.close()
+
+    def test_the_form_fields_are_the_declared_settings(self):
+        from odoo.addons.pv_kb.lib.settings import table
+
+        Settings = self.env["res.config.settings"]
+        declared = {s.field: s for s in table.form_settings()}
+        ours = {name for name in Settings._fields if name.startswith("pv_kb_")}
+        self.assertEqual(ours - declared.keys(), {"pv_kb_embedding_status", "pv_kb_api_key_stored",
+                                                  "pv_kb_api_key_clear"}, "a field without a declaration")
+        self.assertEqual(declared.keys() - ours, set(), "a declared form setting without a field")
+        defaults = Settings.default_get(list(declared))
+        for name, setting in declared.items():
+            with self.subTest(setting=setting.key):
+                field = Settings._fields[name]
+                self.assertEqual(field.type, {"csv": "char"}.get(setting.kind, setting.kind))
+                self.assertEqual((field.string, field.help or ""), (setting.label, setting.help))
+                self.assertEqual(field.groups, table.SYSTEM if setting.editor == table.SYSTEM else None)
+                self.assertFalse(getattr(field, "config_parameter", None), "stored by set_values from the table")
+                stored = self.env["pv.kb.settings"]._get()[setting.key]
+                if not setting.secret:   # a secret (the API key) is never read back into the form
+                    self.assertEqual(defaults[name], stored, "the form opens with the stored value")
+
+    def test_saving_stores_every_setting_as_declared(self):
+        settings = self.env["res.config.settings"].create({
+            "pv_kb_health_max_age_months": 0, "pv_kb_rerank": True, "pv_kb_pii_gate": False, "pv_kb_top_k": 5})
+        settings.execute()
+        stored = self.env["pv.kb.settings"]._get()
+        self.assertEqual((stored["health_max_age_months"], stored["rerank"], stored["pii_gate"], stored["top_k"]),
+                         (0, True, False, 5), "0 and unchecked boxes stay what was saved")
+        self.assertEqual(self.env["pv.kb.health.run"]._options()["health_max_age_months"], 0)
+        settings = self.env["res.config.settings"].create({"pv_kb_rerank": False, "pv_kb_pii_gate": True})
+        settings.execute()
+        stored = self.env["pv.kb.settings"]._get()
+        self.assertEqual((stored["rerank"], stored["pii_gate"], stored["top_k"]), (False, True, 5))

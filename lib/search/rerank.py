@@ -1,4 +1,4 @@
-"""Optional reranking of the fused entries by the chat model (issue 11, point 5). Pure Python, no Odoo.
+"""Optional reranking of the fused entries by the chat model. Pure Python, no Odoo.
 
 Retrieval fuses its lists into an entry ranking (lib/search/fusion.py). With the setting ``rerank`` on, the best
 ``rerank_depth`` entries (default 20) are shown to the chat model in **one** batched prompt: a numbered list of

@@ -1,4 +1,4 @@
-"""Optional query rewriting by the chat model (issue 11, point 6). Pure Python, no Odoo.
+"""Optional query rewriting by the chat model. Pure Python, no Odoo.
 
 Paraphrases ("Firmenauto privat nutzen – was kostet das?") and follow-ups ("Und bei Teilzeit?") are often
 phrased unlike the knowledge base. With the setting ``query_rewrite`` on, the chat model restates the

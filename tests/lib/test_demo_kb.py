@@ -24,7 +24,7 @@ REQUIRED = ("id", "title", "stand", "topic", "source")
 STAND_RE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
 DEMO_ID_RE = re.compile(r"^(lb|wiku)-[a-z]+-\d{2}$")
 REF_RE = re.compile(r"\[((?:lb|wiku)-[a-z]+-\d+)\]")
-# planted for the health check (issue 12, see README "Demo KB: planted problems"): a reference to a withdrawn sheet
+# planted for the health check (docs/cockpit.md, "Demo KB: planted problems"): a reference to a withdrawn sheet
 PLANTED_DANGLING = {"wiku-gfb-01": {"wiku-gfb-02"}}
 MIN_KINDS = {"fact": 12, "paraphrase": 8, "compound": 6, "multi": 5, "conflict": 3, "refuse": 6, "injection": 5}
 

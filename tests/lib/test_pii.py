@@ -312,7 +312,7 @@ def test_every_model_request_in_the_code_carries_its_origin():
     # carries a question passes the request's pii.Gated (the health check's gap grouping too, one gate per
     # logged question)
     assert kb_text == ["lib/llm/client.py", "lib/llm/openai_client.py", "lib/llm/servers.py",
-                       "models/pv_kb_chunk_embed.py", "models/pv_kb_gap.py", "models/pv_kb_servers.py",
+                       "models/pv_kb_chunk_embed.py", "models/pv_kb_gap.py", "models/res_config_settings.py",
                        "scripts/bench/bench_embed.py"], kb_text
     gated = sorted({rel for rel, _line, origin in calls if origin and not origin.endswith("KB_TEXT")})
     # (lib/answer/stages.py: the optional rewriting and reranking requests, with the request's pii.Gated)

@@ -1,0 +1,93 @@
+"""The answer to a value question composed from the fact table, without the model.
+
+One line per fact, newest first: the concept, its year or period, the value as written, ``[entry-id]`` and
+``(Stand YYYY-MM)``; a value whose entry names no year says so ("ohne Jahresangabe"). Contradicting facts get a
+⚠ paragraph that names each side's value, entry and Stand; an asked year without a value gets a note with the
+latest values. Every cited id is an entry the facts came from, and the facts come from retrieved entries only
+(the caller passes them), so the citation rule holds by construction.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..facts.compare import Pair
+from ..facts.extract import Fact
+from ..facts.lookup import Match
+from .types import Conflict
+
+FACT_INTRO = "Aus den Kernwerten der Wissensbasis:"
+
+
+@dataclass
+class FactAnswer:
+    """The composed answer, the ids it cites (in order) and the ⚠ conflicts it shows."""
+
+    text: str
+    cited: list[str]
+    conflicts: list[Conflict]
+    lines: list[dict]
+
+
+def _basis(fact: Fact) -> str:
+    return f" ({fact.basis})" if fact.basis and fact.basis not in fact.concept.lower() else ""
+
+
+def _when(fact: Fact) -> str:
+    if fact.period.explicit:
+        return fact.period.label()
+    return "ohne Jahresangabe"
+
+
+def fact_line(fact: Fact) -> str:
+    """"Geringfügigkeitsgrenze (monatlich) 2025: € 551,10 [lb-gfb-01] (Stand 2025-01)"."""
+    return f"{fact.concept}{_basis(fact)} {_when(fact)}: {fact.text} [{fact.entry_id}] (Stand {fact.stand})"
+
+
+def _side(fact: Fact, subject: bool) -> str:
+    when = fact.period.label() if fact.period.explicit else "ohne Jahresangabe"
+    about = f"für „{fact.concept}“ " if subject else ""
+    return f"[{fact.entry_id}] (Stand {fact.stand}) nennt {about}{when}: {fact.text}"
+
+
+def warning(pair: Pair) -> str:
+    """The ⚠ paragraph of one conflicting or outdated pair, both values with entry and Stand."""
+    if pair.kind == "conflict":
+        return ("⚠ Widerspruch in der Wissensbasis: " + _side(pair.first, True) + "; " + _side(pair.second, False)
+                + ". Bitte prüfen.")
+    return ("⚠ Widerspruch in der Wissensbasis (veralteter Wert): " + _side(pair.first, True) + "; neuer: "
+            + _side(pair.second, False) + ". Bitte prüfen.")
+
+
+def as_conflict(pair: Pair) -> Conflict:
+    """The pair as the answer engine's :class:`Conflict` (the ⚠ note and the evaluation read that)."""
+    first, second = pair.first, pair.second
+    return Conflict(first.concept, [first.entry_id, second.entry_id],
+                    {first.entry_id: first.text, second.entry_id: second.text},
+                    {first.entry_id: first.stand, second.entry_id: second.stand})
+
+
+def compose(match: Match) -> FactAnswer:
+    """The answer text of a clear fact match."""
+    facts = match.facts
+    parts: list[str] = []
+    if match.missing_year is not None:
+        latest = facts[0].period.label() if facts and facts[0].period.explicit else "ohne Jahresangabe"
+        parts.append(f"Für {match.missing_year} enthält die Wissensbasis noch keinen Wert; zuletzt {latest}:")
+    else:
+        parts.append(FACT_INTRO)
+    parts.append("\n".join("- " + fact_line(f) for f in facts))
+    seen = set()
+    warnings = []
+    for pair in match.pairs:
+        text = warning(pair)
+        if text not in seen:
+            seen.add(text)
+            warnings.append(text)
+    parts.extend(warnings)
+    cited: list[str] = []
+    for fact in list(facts) + [f for p in match.pairs for f in (p.first, p.second)]:
+        if fact.entry_id not in cited:
+            cited.append(fact.entry_id)
+    lines = [{"entry_id": f.entry_id, "text": fact_line(f), "passage": f.passage, "value": f.text,
+              "period": f.period.label(), "stand": f.stand, "line": f.line} for f in facts]
+    return FactAnswer("\n\n".join(parts), cited, [as_conflict(p) for p in match.pairs], lines)

@@ -1,0 +1,1 @@
+"""Facts: the values of the Kernwerte as records (parsing, concepts, comparison, lookup for value questions)."""

@@ -1,0 +1,201 @@
+"""The fact comparison: which facts of different entries state the same thing, which of them contradict each
+other, and which entries state a value that a newer entry has replaced.
+
+Same fact: the concepts match (the labels share a word, and each label word is named by the other's label,
+caption or subject, or is a word of the topic; words match as compounds or by character trigrams), the
+entries' subjects agree (same topic and a shared title/tag word that not every entry of the topic has, or a
+label word both name as their subject; across topics: a shared legal basis and the same key), the variant
+(thresholds, counts of the label) and the basis (monatlich, täglich, …) agree.
+
+Conflict: the same fact in two entries for an overlapping period with different numbers. A value without a
+period of its own is read for the year of its entry's Stand. Not compared: references ("siehe [id]"), text
+without numbers, two facts of one entry (a value and its successor).
+
+Outdated: an entry whose value for a concept is older than another entry's different value for a later
+period, and which names no later period itself (wiku-gfb-01 gives 2022 where lb-gfb-01 gives 2025; an entry
+that gives the Kilometergeld without a year, as of 2023, where a newer one gives "ab 2025").
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .concepts import word_in as _word_in
+from .extract import Fact
+
+NEAR_THRESHOLD = 0.75   # trigram Dice of two label words counted as one word (chosen on the tuning part, docs/facts.md)
+MAX_BUCKET = 200
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Two facts of different entries, ``kind`` "conflict" or "outdated" (``older`` is then ``first``)."""
+
+    kind: str
+    first: Fact
+    second: Fact
+
+    @property
+    def entry_ids(self) -> tuple[str, str]:
+        return self.first.entry_id, self.second.entry_id
+
+
+def _unit_class(unit: str) -> str:
+    return unit if unit in ("€", "%", "Datum", "Termin", "Bruch") else "count"
+
+
+def numbers(fact: Fact) -> frozenset:
+    return frozenset((_unit_class(unit), value) for unit, value in fact.value.numbers)
+
+
+def values_differ(a: Fact, b: Fact) -> bool:
+    """Both hold numbers of a comparable kind and neither set contains the other."""
+    na, nb = numbers(a), numbers(b)
+    if not na or not nb or not {c for c, _ in na} & {c for c, _ in nb}:
+        return False
+    return not na <= nb and not nb <= na
+
+
+def _explained(key: frozenset, other: Fact, topic_words: frozenset, threshold: float) -> bool:
+    """Every word of ``key`` is named by the other fact's label, caption or subject, or is a word of the topic
+    (one that several entries of the topic have in their title or tags: it describes the topic, not the value)."""
+    pool = other.key | other.context | other.subject
+    return all(_word_in(word, pool, threshold) or _word_in(word, topic_words) for word in key)
+
+
+def topic_common_words(facts: Iterable[Fact]) -> dict[str, tuple[frozenset, frozenset]]:
+    """Per topic: the subject words every entry of the topic has (they cannot tell two subjects apart) and the
+    words at least two of its entries have (they describe the topic rather than one value)."""
+    by_topic: dict[str, dict[str, frozenset]] = {}
+    for fact in facts:
+        by_topic.setdefault(fact.topic, {})[fact.entry_id] = fact.subject
+    out = {}
+    for topic, subjects in by_topic.items():
+        sets = list(subjects.values())
+        counts: dict[str, int] = {}
+        for words in sets:
+            for word in words:
+                counts[word] = counts.get(word, 0) + 1
+        every = frozenset.intersection(*sets) if len(sets) > 1 else frozenset()
+        out[topic] = (every, frozenset(w for w, n in counts.items() if n >= 2))
+    return out
+
+
+def same_concept(a: Fact, b: Fact, common: dict[str, frozenset] | None = None, threshold: float = NEAR_THRESHOLD) -> bool:
+    if a.entry_id == b.entry_id or not a.key or not b.key:
+        return False
+    if a.variant != b.variant or (a.basis and b.basis and a.basis != b.basis):
+        return False
+    ca, cb = {c for c, _ in numbers(a)}, {c for c, _ in numbers(b)}
+    if ca and cb and not ca & cb:     # a rate and a count are not one concept
+        return False
+    if not _subjects_agree(a, b, common):
+        return False
+    topic_words = (common or {}).get(a.topic, (frozenset(), frozenset()))[1] if a.topic == b.topic else frozenset()
+    return (any(_word_in(w, b.key, threshold) for w in a.key) and _explained(a.key, b, topic_words, threshold)
+            and _explained(b.key, a, topic_words, threshold))
+
+
+def _subjects_agree(a: Fact, b: Fact, common: dict[str, frozenset] | None) -> bool:
+    """Same topic and either a shared subject word that not every entry of the topic has, or a label word
+    that both entries name as their subject ("Geringfügigkeitsgrenze" in both titles or tags); across topics
+    also a shared legal basis and the same key. "Fälligkeit" of the DB and of the Kommunalsteuer: no."""
+    shared = a.subject & b.subject
+    if a.topic and a.topic == b.topic:
+        if shared - (common or {}).get(a.topic, (frozenset(), frozenset()))[0]:
+            return True
+        return any(_word_in(w, a.subject) and _word_in(w, b.subject) for w in a.key | b.key)
+    return bool(a.legal & b.legal and a.key == b.key and shared)
+
+
+def _covers_implicit(implicit_fact: Fact, other: Fact) -> bool:
+    year = implicit_fact.period.start
+    return year is not None and other.period.covers(year)
+
+
+def relation(a: Fact, b: Fact) -> str:
+    """"conflict", "outdated" (a is the older side), "outdated_rev" (b is), or "" for two facts of one concept."""
+    if a.is_reference or b.is_reference or not values_differ(a, b):
+        return ""
+    pa, pb = a.period, b.period
+    if pa.explicit and pb.explicit:
+        if pa.overlaps(pb):
+            return "conflict"
+    elif not pa.explicit and not pb.explicit:
+        if pa.start == pb.start:
+            return "conflict"
+    elif not pa.explicit and _covers_implicit(a, b) or not pb.explicit and _covers_implicit(b, a):
+        return "conflict"
+    if pa.newest < pb.newest and (a.stand or "") <= (b.stand or ""):
+        return "outdated"
+    if pb.newest < pa.newest and (b.stand or "") <= (a.stand or ""):
+        return "outdated_rev"
+    return ""
+
+
+def _buckets(facts: list[Fact]):
+    buckets: dict[tuple, list[int]] = {}
+    for index, fact in enumerate(facts):
+        if fact.is_reference or not fact.value.numbers:
+            continue
+        for word in fact.key:
+            buckets.setdefault((fact.topic, word[:6]), []).append(index)
+        for law in fact.legal:
+            buckets.setdefault(("law", law, fact.key), []).append(index)
+    for bucket in buckets.values():
+        if 1 < len(bucket) <= MAX_BUCKET:
+            yield bucket
+
+
+def compare(facts: list[Fact], threshold: float = NEAR_THRESHOLD, common: dict | None = None) -> list[Pair]:
+    """Every conflicting or outdated pair of facts (each pair once, in the order of the facts). ``common``: the
+    topics' shared words of the whole base (:func:`topic_common_words`) when ``facts`` are a part of it."""
+    common = common if common is not None else topic_common_words(facts)
+    seen: set[tuple[int, int]] = set()
+    candidates: list[tuple[int, int]] = []
+    for bucket in _buckets(facts):
+        for pos, i in enumerate(bucket):
+            for j in bucket[pos + 1:]:
+                if (i, j) in seen or facts[i].entry_id == facts[j].entry_id:
+                    continue
+                seen.add((i, j))
+                if same_concept(facts[i], facts[j], common, threshold):
+                    candidates.append((i, j))
+    # an entry that states a later period of the concept itself is not outdated by it
+    newest: dict[tuple[str, int], int] = {}
+    for i, j in candidates:
+        for k in (i, j):
+            newest[(facts[k].entry_id, min(i, j))] = max(newest.get((facts[k].entry_id, min(i, j)), 0),
+                                                         facts[k].period.newest)
+    pairs = []
+    for i, j in sorted(candidates):
+        kind = relation(facts[i], facts[j])
+        if not kind:
+            continue
+        if kind == "conflict":
+            pairs.append(Pair("conflict", facts[i], facts[j]))
+            continue
+        older, newer = (facts[i], facts[j]) if kind == "outdated" else (facts[j], facts[i])
+        pairs.append(Pair("outdated", older, newer))
+    return _drop_settled(pairs, candidates, facts)
+
+
+def _drop_settled(pairs: list[Pair], candidates, facts) -> list[Pair]:
+    """An outdated pair is dropped when the older entry also states a fact of the concept for the newer
+    period (it knows the change), or when the two are also in conflict."""
+    later: dict[tuple[str, str], int] = {}
+    for i, j in candidates:
+        a, b = facts[i], facts[j]
+        for own, other in ((a, b), (b, a)):
+            key = (own.entry_id, other.entry_id)
+            later[key] = max(later.get(key, 0), own.period.newest)
+    conflicted = {frozenset(p.entry_ids) for p in pairs if p.kind == "conflict"}
+    out = []
+    for pair in pairs:
+        if pair.kind == "outdated":
+            if later.get((pair.first.entry_id, pair.second.entry_id), 0) >= pair.second.period.newest:
+                continue
+            if frozenset(pair.entry_ids) in conflicted:
+                continue
+        out.append(pair)
+    return out

@@ -1,0 +1,148 @@
+"""What a value measures, as a comparable key: folded, stemmed label words without qualifiers.
+
+The label of a fact ("Geringfügigkeitsgrenze monatlich", "Ersatzquote Blockzeit", "Pkw") loses its years,
+its basis (monatlich, täglich, jährlich, wöchentlich: a field of its own), its numbers (thresholds and
+ranges: the variant) and generic words ("Wert", "Regel", "Betrag"); abbreviations of the synonym table are
+written out ("DB" → Dienstgeberbeitrag). What is left is the concept key; the entry's title, tags and the
+table's caption are the concept's context (its subject).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+from ..text.german import ANSWER_STOPWORDS, fold_plain, light_stem, word_tokens
+from .periods import strip_periods
+
+# words that say nothing about what a value is (folded, stemmed)
+GENERIC = frozenset(light_stem(fold_plain(w)) for w in """
+wert werte regel regelung betrag beträge höhe angabe angaben inhalt element hinweis bedeutung beschreibung
+details erläuterung information kennzahl größe daten punkt aspekt thema merkmal eintrag sachverhalt behandlung
+stand zeitraum jahr jahre kalenderjahr variante fall satz sätze beginn ausmaß gesamt insgesamt je pro im ab bis seit über unter
+mind mindestens max maximal höchstens ca rund und oder sowie bzw nach vor beim""".split())
+
+BASIS_WORDS = {
+    "monatlich": "monatlich", "monat": "monatlich", "monate": "monatlich", "kalendermonat": "monatlich",
+    "taeglich": "täglich", "tag": "täglich", "kalendertag": "täglich",
+    "jaehrlich": "jährlich", "jahr": "jährlich", "kalenderjahr": "jährlich", "jahres": "jährlich",
+    "woechentlich": "wöchentlich", "woche": "wöchentlich",
+}
+_BASIS_RE = re.compile(
+    r"\b(?:monatlich|täglich|jährlich|wöchentlich|taeglich|jaehrlich|woechentlich)(?:e|er|es|en|em)?\b"
+    r"|(?:\bpro\b|\bje\b|\bim\b|/)\s*(?:kalender)?(?:monat|tag|jahr|woche)\b", re.I)
+
+
+def basis_of(*texts: str) -> str:
+    """"monatlich", "täglich", "jährlich", "wöchentlich" named by a label or cell, else ""."""
+    for text in texts:
+        match = _BASIS_RE.search(text or "")
+        if match:
+            word = fold_plain(match.group(0)).replace("kalender", "")
+            for key in ("monat", "taeglich", "tag", "jaehrlich", "jahr", "woche"):
+                if key in word:
+                    return {"monat": "monatlich", "taeglich": "täglich", "tag": "täglich", "jaehrlich": "jährlich",
+                            "jahr": "jährlich", "woche": "wöchentlich"}[key]
+    return ""
+
+
+_PER_UNIT_RE = re.compile(r"(?:\bpro\b|\bje\b|/)\s*(?:km|kilometer|m²|m2|stunde)\b", re.I)
+
+
+def strip_basis(text: str) -> str:
+    """The label without its basis ("monatlich", "pro Jahr") and per-unit words ("je km")."""
+    return " ".join(_PER_UNIT_RE.sub(" ", _BASIS_RE.sub(" ", text or "")).split())
+
+
+def variant_of(text: str) -> str:
+    """The numbers of a label (thresholds, ranges, counts: "über € 13.308 bis € 21.617" → "13308-21617";
+    "ab dem 16. Dienstjahr" → "16"), years removed; "" when it names none."""
+    rest = strip_periods(text or "")
+    numbers = re.findall(r"(?<![^\W\d_])\d+(?:[.,]\d+)*(?![^\W\d_])", rest)
+    cleaned = []
+    for number in numbers:
+        if re.fullmatch(r"\d{1,3}(?:\.\d{3})+", number):
+            number = number.replace(".", "")
+        cleaned.append(number.replace(",", "."))
+    return "-".join(cleaned)
+
+
+def abbreviations(synonyms: Iterable[tuple[str, str]] | None) -> dict[str, tuple[str, ...]]:
+    """Abbreviations of the synonym table (a term in capitals, e.g. "DB", "HBGL", "GFB") → the folded, stemmed
+    words of their first expansion."""
+    out: dict[str, tuple[str, ...]] = {}
+    for term, expansions in synonyms or ():
+        term = (term or "").strip()
+        first = (expansions or "").split(";")[0].strip()
+        if not first or not re.fullmatch(r"[A-ZÄÖÜ][A-ZÄÖÜ0-9]{1,6}", term):
+            continue
+        out.setdefault(term, tuple(stems(first)))
+    return out
+
+
+def stems(text: str) -> list[str]:
+    """Folded, lightly stemmed content words (no stopwords, no numbers)."""
+    out = []
+    for word in word_tokens(fold_plain(text)):
+        if word.isdigit() or len(word) < 2 or word in ANSWER_STOPWORDS:
+            continue
+        out.append(light_stem(word))
+    return out
+
+
+def concept_key(label: str, abbrev: Mapping[str, tuple[str, ...]] | None = None) -> frozenset[str]:
+    """The key of a label: its words without years, basis, numbers and generic words, abbreviations written
+    out ("DB 2018–2022" → {dienstgeberbeitrag}; "Geringfügigkeitsgrenze monatlich" → {geringfuegigkeitsgrenz})."""
+    text = strip_basis(strip_periods(label or ""))
+    words: list[str] = []
+    for raw in word_tokens(text):
+        if abbrev and raw in abbrev:
+            words.extend(abbrev[raw])
+        else:
+            words.extend(stems(raw))
+    return frozenset(w for w in words if w not in GENERIC and w not in BASIS_WORDS)
+
+
+def subject_words(title: str, tags: Iterable[str], abbrev: Mapping[str, tuple[str, ...]] | None = None) -> frozenset[str]:
+    """The entry's subject: the concept words of its title and tags."""
+    words = set(concept_key(title, abbrev))
+    for tag in tags or ():
+        words |= concept_key(tag, abbrev)
+    return frozenset(words)
+
+
+def words_match(word: str, other: str) -> bool:
+    """Two stemmed words name the same thing, compounds allowed: equal, one the head or the start of the other
+    ("hoechstgrenz" / "jahreshoechstgrenz", "blockzeit" / "blockzeitvariant"), or one word's forms
+    ("beschaeftigung" / "beschaeftigt")."""
+    if word == other:
+        return True
+    short, long_ = sorted((word, other), key=len)
+    if len(short) >= 5 and long_.endswith(short) or len(short) >= 6 and long_.startswith(short):
+        return True
+    common = 0
+    for x, y in zip(word, other):
+        if x != y:
+            break
+        common += 1
+    return common >= 8 and common >= 0.8 * len(short)
+
+
+def word_in(word: str, words: Iterable[str], near_threshold: float = 1.01) -> bool:
+    """``word`` matches one of ``words`` (:func:`words_match`, or trigram similarity ≥ ``near_threshold``)."""
+    return any(words_match(word, other) or near((word,), (other,)) >= near_threshold for other in words)
+
+
+def trigrams(words: Iterable[str]) -> set[str]:
+    out: set[str] = set()
+    for word in words:
+        padded = f"  {word} "
+        out.update(padded[i:i + 3] for i in range(len(padded) - 2))
+    return out
+
+
+def near(a: Iterable[str], b: Iterable[str]) -> float:
+    """Similarity of two word sets by character trigrams (Dice): "jahreshoechstgrenz" ~ "hoechstgrenz"."""
+    ta, tb = trigrams(a), trigrams(b)
+    if not ta or not tb:
+        return 0.0
+    return 2 * len(ta & tb) / (len(ta) + len(tb))

@@ -1,0 +1,289 @@
+"""Facts out of one entry: every value cell of its Kernwerte tables, its "Key: value" bullets and its value
+sentences, each with concept, qualifiers (period, basis, variant), value and exact position.
+
+Table shapes read (all from real entries): a value column per year ("| Wert | 2024 | 2025 |"), a row per year
+or period ("| bis 2023 | 90 % | 50 % |"), a qualifier column ("| DB | 3,7 % | 2025 |" under "Stand"), a year in
+the first header ("Einkommen pro Jahr 2025") or in the label ("Referenzzinssatz 2023"), thresholds as row labels
+("über € 1.000.000"), plain "Punkt | Wert" tables. A period the cell's own text does not name comes from its row,
+its column, the table's first header, the heading above the table, the entry's title, else the Stand.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from ..kb.format import split_sections
+from ..text import md_blocks
+from .amounts import Amount, header_unit, parse_amount
+from .concepts import basis_of, concept_key, strip_basis, subject_words, variant_of, word_in
+from .periods import Period, find_period, implicit, is_period_only, strip_periods
+
+VALUE_SECTIONS = ("kernwerte", "zusammenfassung")
+_QUALIFIER_HEADERS = re.compile(r"^\s*(?:stand|zeitraum|jahr|gültig(?:\s+ab)?|gilt\s+ab|geltung\s+ab|periode)\s*$",
+                                re.I)
+_GENERIC_HEADER = re.compile(r"^\s*(?:wert|werte|regel|betrag|betrag\s*/\s*regel|höhe|angabe|inhalt|element|"
+                             r"punkt|behandlung|sachverhalt|kennzahl)\s*$", re.I)
+_BULLET_RE = re.compile(r"^\s*[-*+•]\s+([^:|]{2,80}?)\s*:\s+(.+)$")
+_EMPTY = {"", "–", "-", "—", "n/a", "k. a."}
+
+
+@dataclass
+class Source:
+    """One entry as the fact extraction needs it."""
+
+    entry_id: str
+    title: str
+    stand: str
+    topic: str = ""
+    body: str = ""
+    tags: list[str] = field(default_factory=list)
+    legal_bases: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Fact:
+    """One value of one entry.
+
+    ``concept`` is the readable label ("Geringfügigkeitsgrenze", "Blockzeit (Beginn der Altersteilzeit)"),
+    ``key`` its comparable words, ``context`` the words of the caption, first header and cell text around it,
+    ``subject`` the entry's title and tag words. Position: ``section`` (key), ``line`` (1-based in the entry's
+    body), ``table``/``row``/``column`` (0-based; -1 for bullets and sentences) and ``passage`` (the table row or
+    sentence as written, for highlighting)."""
+
+    entry_id: str
+    stand: str
+    topic: str
+    concept: str
+    label: str
+    column_header: str
+    caption: str
+    key: frozenset
+    context: frozenset
+    subject: frozenset
+    period: Period
+    basis: str
+    variant: str
+    value: Amount
+    origin: str
+    section: str
+    line: int
+    table: int = -1
+    row: int = -1
+    column: int = -1
+    passage: str = ""
+    legal: frozenset = frozenset()
+
+    @property
+    def text(self) -> str:
+        return self.value.text
+
+    @property
+    def year_label(self) -> str:
+        return self.period.label()
+
+    @property
+    def is_reference(self) -> bool:
+        return self.value.unit == "Verweis"
+
+
+_HEAD_SPLIT = re.compile(r"\s+(?:–|-|—|:|für|ab|bis|seit|bei|und|nach)\s+|\s+(?:19|20)\d{2}\b", re.I)
+
+
+def title_head(title: str) -> str:
+    """The head of a title: "Kilometergeld ab 2025" → "Kilometergeld"; "Altersteilzeit – Ersatzquote des AMS"
+    → "Altersteilzeit"."""
+    return _HEAD_SPLIT.split(title or "", maxsplit=1)[0].strip()
+
+
+def display_concept(concept: str, key: frozenset, title: str, abbrev=None) -> str:
+    """The concept as the answer and the list show it: with the title's head in front when the label alone
+    (short words only) does not name it ("Pkw" in "Kilometergeld ab 2025" → "Kilometergeld – Pkw")."""
+    head = title_head(title)
+    head_words = concept_key(head, abbrev)
+    if not head or not head_words or all(word_in(w, key) for w in head_words):
+        return concept
+    if key and max(len(w) for w in key) >= 10:     # a word that long names the thing itself
+        return concept
+    return f"{head} – {concept}"
+
+
+def _title_period(title: str) -> Period | None:
+    found = find_period(title, "title")
+    return found
+
+
+def _tables(lines: list[tuple[int, str]]):
+    """Tables of a section: (first line number, header cells or None, [(line number, raw line, cells)])."""
+    index = 0
+    while index < len(lines):
+        number, line = lines[index]
+        if not md_blocks.is_table_row(line):
+            index += 1
+            continue
+        block = []
+        while index < len(lines) and md_blocks.is_table_row(lines[index][1]):
+            block.append(lines[index])
+            index += 1
+        header = None
+        rows = block
+        if len(block) > 1 and md_blocks.is_table_separator(block[1][1]):
+            header, rows = md_blocks.cells(block[0][1]), block[2:]
+        rows = [(n, raw, md_blocks.cells(raw)) for n, raw in rows if not md_blocks.is_table_separator(raw)]
+        yield number, header, rows
+
+
+def _concept_label(label: str, column: str, row_periods: bool, column_period: bool, first_header: str) -> tuple[str, str]:
+    """(readable concept, the text its key is made of) of a cell."""
+    if row_periods:   # the rows are years: the column says what is measured, the first header is the dimension
+        text = column if not _GENERIC_HEADER.match(column or "") else first_header
+        readable = strip_periods(text)
+        dimension = strip_periods(first_header)
+        if dimension and text != first_header and not _QUALIFIER_HEADERS.match(first_header):
+            readable = f"{readable} ({dimension})"
+        return readable, text
+    readable = strip_basis(strip_periods(label)) or strip_periods(label)
+    if column and not column_period and not _GENERIC_HEADER.match(column) and not is_period_only(column):
+        return f"{readable} – {strip_periods(column)}", f"{label} {column}"
+    return readable, label
+
+
+def _facts_of_table(source: Source, section: str, caption: str, table_no: int, header, rows, base: dict) -> list[Fact]:
+    facts: list[Fact] = []
+    width = max((len(c) for _, _, c in rows), default=0)
+    header = header or []
+    first_header = header[0] if header else ""
+    labels = [cells[0] if cells else "" for _, _, cells in rows]
+    row_periods = bool(labels) and sum(is_period_only(label) for label in labels) * 2 > len(labels)
+    qualifier_cols = set()
+    for col in range(1, width):
+        column_cells = [cells[col] for _, _, cells in rows if col < len(cells) and cells[col].strip()]
+        head = header[col] if col < len(header) else ""
+        if column_cells and (_QUALIFIER_HEADERS.match(head) or all(is_period_only(c) for c in column_cells)):
+            qualifier_cols.add(col)
+    table_period = find_period(first_header, "caption") if first_header and not row_periods else None
+    for row_no, (number, raw, cells) in enumerate(rows):
+        if len(cells) < 2:
+            continue
+        label = cells[0]
+        row_period = None
+        if row_periods:
+            row_period = find_period(label, "row")
+        elif find_period(label):
+            row_period = find_period(label, "row")
+        qualifier = next((find_period(cells[c], "column") for c in sorted(qualifier_cols)
+                          if c < len(cells) and find_period(cells[c])), None)
+        for col in range(1, len(cells)):
+            cell = cells[col]
+            if col in qualifier_cols or cell.strip().lower() in _EMPTY:
+                continue
+            head = header[col] if col < len(header) else ""
+            head_period = find_period(head, "column") if head else None
+            column_is_period = bool(head) and is_period_only(head)
+            amount = parse_amount(cell, header_unit(head) or header_unit(first_header if row_periods else ""))
+            own = find_period(cell, "cell") if amount.unit not in ("Datum", "Verweis") else None
+            period = (own or row_period or head_period or qualifier or table_period or base["caption_period"]
+                      or base["title_period"] or base["implicit"])
+            concept, key_text = _concept_label(label, head, row_periods, column_is_period, first_header)
+            variant_source = label if not row_periods else ""
+            context_text = " ".join([caption, first_header if not row_periods else first_header, strip_periods(cell)])
+            facts.append(Fact(
+                source.entry_id, source.stand, source.topic, concept or label, label, head, caption,
+                base["key"](key_text), base["key"](context_text), base["subject"], period,
+                basis_of(label, head, cell, first_header), variant_of(variant_source) if not row_periods else "",
+                amount, "table", section, number, table_no, row_no, col, raw.strip(), base["legal"]))
+    return facts
+
+
+def _bullet_fact(source: Source, section: str, caption: str, number: int, line: str, base: dict) -> Fact | None:
+    match = _BULLET_RE.match(md_blocks.TABLE_CELL_MARKUP_RE.sub("", line))
+    if not match:
+        return None
+    label, cell = md_blocks.cell(match.group(1)), md_blocks.cell(match.group(2))
+    amount = parse_amount(cell)
+    if not amount.has_value and amount.unit != "Verweis":
+        return None
+    own = find_period(cell, "cell") if amount.unit != "Datum" else None
+    period = (own or find_period(label, "row") or base["caption_period"] or base["title_period"]
+              or base["implicit"])
+    words = re.sub(r"[\d€%.,]+", " ", strip_periods(cell))
+    return Fact(source.entry_id, source.stand, source.topic, strip_basis(strip_periods(label)) or label, label, "",
+                caption, base["key"](label), base["key"](f"{caption} {words}"), base["subject"], period,
+                basis_of(label, cell), variant_of(label), amount, "bullet", section, number, -1, -1, -1,
+                line.strip(), base["legal"])
+
+
+def extract_facts(source: Source, abbrev: Mapping[str, tuple[str, ...]] | None = None) -> list[Fact]:
+    """All facts of one entry, in the order of the text."""
+    sections, _ = split_sections(source.body or "")
+    body_lines = (source.body or "").split("\n")
+    title_period = _title_period(source.title)
+    base = {
+        "key": lambda text: concept_key(text, abbrev),
+        "subject": subject_words(source.title, source.tags, abbrev),
+        "title_period": title_period,
+        "implicit": implicit(source.stand),
+        "legal": frozenset(" ".join(fold_plain_words(b)) for b in source.legal_bases or [] if b),
+    }
+    facts: list[Fact] = []
+    offset = 0
+    for section in sections:
+        start = _find_line(body_lines, section, offset)
+        offset = start
+        if section.key not in VALUE_SECTIONS:
+            continue
+        numbered = list(enumerate(section.text.split("\n"), start=start + 2))
+        if section.key == "kernwerte":
+            facts.extend(_section_facts(source, section.key, section.heading, numbered, base))
+    for fact in facts:
+        fact.concept = display_concept(fact.concept, fact.key, source.title, abbrev)
+    return facts
+
+
+def fold_plain_words(text: str) -> list[str]:
+    from ..text.german import fold_plain, word_tokens
+    return word_tokens(fold_plain(text))
+
+
+def _find_line(lines: list[str], section, offset: int) -> int:
+    """0-based index of the section's heading line in the body (searching from ``offset``)."""
+    for index in range(offset, len(lines)):
+        if md_blocks.heading(lines[index], 2) == section.heading:
+            return index
+    return offset
+
+
+def _section_facts(source: Source, key: str, heading: str, numbered: list[tuple[int, str]], base: dict) -> list[Fact]:
+    facts: list[Fact] = []
+    caption = heading
+    base = dict(base, caption_period=None)
+    table_no = 0
+    plain = [(n, line) for n, line in numbered]
+    heading_at = {n: md_blocks.heading(line) for n, line in plain if md_blocks.heading(line)}
+    tables = {first: (header, rows) for first, header, rows in _tables(plain)}
+    in_table: set[int] = set()
+    for first, (header, rows) in tables.items():
+        in_table.update(range(first, (rows[-1][0] if rows else first) + 1))
+    for number, line in plain:
+        if number in heading_at:
+            caption = heading_at[number]
+            base["caption_period"] = find_period(caption, "caption")
+            continue
+        if number in tables:
+            header, rows = tables[number]
+            facts.extend(_facts_of_table(source, key, caption, table_no, header, rows, base))
+            table_no += 1
+            continue
+        if number in in_table:
+            continue
+        fact = _bullet_fact(source, key, caption, number, line, base)
+        if fact is not None:
+            facts.append(fact)
+    return facts
+
+
+def extract_all(sources: Iterable[Source], abbrev: Mapping[str, tuple[str, ...]] | None = None) -> list[Fact]:
+    out: list[Fact] = []
+    for source in sources:
+        out.extend(extract_facts(source, abbrev))
+    return out

@@ -1,0 +1,211 @@
+"""Value questions answered from the fact table: which facts a question asks for, when the match is clear.
+
+A question asks for a value when it says so ("wie hoch", "wie viel", "Grenze", "Satz", …) or is short
+("GFB 2025?", "HBGL täglich 2026", "Kilometergeld Pkw"). Its words (abbreviations and synonyms written out)
+must name every word of a fact's concept, and the fact must account for every word of the question (by its
+label, caption, entry title and tags, or legal basis); a basis the question names ("täglich") must be the
+fact's. A fact with a variant (a threshold or count in its label) is taken only when the question names the
+same numbers with the same bound ("über 60 km"). The match is clear when the facts left belong to one
+concept; several concepts (or none) leave the question to the normal answer.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from ..search.fulltext import is_value_question
+from ..text.german import ANSWER_STOPWORDS, QUESTION_STOPWORDS, fold_plain, light_stem, word_tokens
+from .compare import Pair, compare, same_concept, topic_common_words
+from .concepts import GENERIC, basis_of, stems, strip_basis, word_in
+from .extract import Fact
+from .periods import Period, find_period
+
+MAX_WORDS_SHORT = 6        # a question this short (in words) counts as a value question when a fact matches it
+MAX_PERIODS = 4            # without an asked year: the newest periods shown
+_NOT_VALUE = re.compile(r"\b(?:warum|wieso|weshalb|erkl[äa]r\w*|unterschied\w*|berechn\w*|beispiel\w*|"
+                        r"funktionier\w*|ablauf|muss|müssen|darf|dürfen|kann|können|soll)\b", re.I)
+_ASK_WORDS = frozenset(light_stem(fold_plain(w)) for w in """
+wie hoch viel viele wieviel wieviele welche welcher welches beträgt betragen gilt gelten galt aktuell
+derzeit momentan heuer genau bitte nennen nenn sag sagen gibt geben steht bekomme bekommt zahlt zahlen
+man ich wir den dem der die das des ein eine einen einem für fürs pro je im in ab bis seit nach von vom
+zum zur bei beim mit und oder ist sind war wird werden liegt lag höhe betrag wert werte amtlich amtliche
+gesetzlich offiziell welchem welchen zu noch""".split())
+_BOUND_WORDS = {"ab": "ab", "nach": "ab", "über": "ab", "ueber": "ab", "mindestens": "ab", "bis": "bis",
+                "unter": "bis", "höchstens": "bis", "hoechstens": "bis"}
+
+
+@dataclass
+class Question:
+    """A value question, parsed: its words (each with its alternatives), the asked period and basis."""
+
+    text: str
+    words: list[frozenset] = field(default_factory=list)
+    period: Period | None = None
+    basis: str = ""
+    bounds: frozenset = frozenset()
+
+    @property
+    def year(self) -> int | None:
+        if self.period is None:
+            return None
+        return self.period.start if self.period.start is not None else self.period.end
+
+
+@dataclass
+class Match:
+    """The facts a value question is answered with: ``facts`` (newest first, one line each), ``pairs`` the
+    conflicts and outdated pairs among them and the concept's other facts, ``missing_year`` when the asked
+    year has no value (``facts`` then hold the latest ones)."""
+
+    question: Question
+    facts: list[Fact]
+    pairs: list[Pair]
+    missing_year: int | None = None
+
+
+def _bounds(text: str) -> frozenset:
+    """(bound, number) pairs: "über 60 km" → {("ab", "60")}; "20 bis 40 km" → {("", "20"), ("bis", "40")}."""
+    out = set()
+    words = re.findall(r"[^\W\d_]+|\d+(?:[.,]\d+)*", text or "")
+    for pos, word in enumerate(words):
+        if word[0].isdigit() and not re.fullmatch(r"(?:19|20)\d{2}", word):
+            before = [fold_plain(w) for w in words[max(0, pos - 2):pos] if not w[0].isdigit()]
+            bound = next((_BOUND_WORDS[w] for w in reversed(before) if w in _BOUND_WORDS), "")
+            out.add((bound, word.replace(".", "")))
+    return frozenset(out)
+
+
+def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Question | None:
+    """The question's concept words with their alternatives, or None when it is no value question."""
+    if not text or _NOT_VALUE.search(text):
+        return None
+    raw_words = word_tokens(text)
+    short = len(raw_words) <= MAX_WORDS_SHORT
+    if not short and not is_value_question(text):
+        return None
+    table: dict[str, list[str]] = {}
+    for term, expansions in synonyms or ():
+        table.setdefault(fold_plain(term or "").strip(), []).extend(
+            e.strip() for e in (expansions or "").split(";") if e.strip())
+    words: list[frozenset] = []
+    law = re.compile(r"§+\s*\d+[a-z]?(?:\s*(?:Abs\.?|Z\.?|lit\.?)\s*\d+[a-z]?)*\s*[A-ZÄÖÜ][A-Za-zÄÖÜäöü]*G\b")
+    plain = law.sub(" ", text)
+    for raw in word_tokens(strip_basis(plain)):
+        if raw.isdigit() or len(raw) < 2:
+            continue
+        folded = fold_plain(raw)
+        stem = light_stem(folded)
+        if folded in QUESTION_STOPWORDS or folded in ANSWER_STOPWORDS or stem in _ASK_WORDS or stem in GENERIC:
+            continue
+        alternatives = {stem}
+        for key in (folded, stem):
+            for expansion in table.get(key, ()):
+                alternatives.update(stems(expansion))
+        words.append(frozenset(alternatives))
+    basis = basis_of(text)
+    words = [w for w in words if not (basis and w & {"monatlich", "taeglich", "jaehrlich", "woechentlich"})]
+    if not words:
+        return None
+    return Question(text, words, find_period(text, "cell"), basis, _bounds(plain))
+
+
+def _fact_pool(fact: Fact) -> set[str]:
+    pool = set(fact.key | fact.context | fact.subject)
+    for law in fact.legal:
+        pool.update(law.split())
+    return pool
+
+
+def _eligible(question: Question, fact: Fact) -> bool:
+    if fact.is_reference or not fact.value.has_value or not fact.key:
+        return False
+    if question.basis and fact.basis and question.basis != fact.basis:
+        return False
+    if fact.variant and not _bounds(fact.label) <= question.bounds:
+        return False
+    if not all(any(word_in(k, alternatives) for alternatives in question.words) for k in fact.key):
+        return False
+    pool = _fact_pool(fact)
+    return all(any(word_in(a, pool) for a in alternatives) for alternatives in question.words)
+
+
+def _groups(facts: list[Fact], common: dict) -> list[list[Fact]]:
+    groups: list[list[Fact]] = []
+    for fact in facts:
+        for group in groups:
+            head = group[0]
+            if (head.key == fact.key and head.basis == fact.basis and head.variant == fact.variant) or \
+                    same_concept(head, fact, common):
+                group.append(fact)
+                break
+        else:
+            groups.append([fact])
+    return groups
+
+
+def _newest_first(facts: list[Fact], rank: Mapping[str, int]) -> list[Fact]:
+    return sorted(facts, key=lambda f: (-f.period.newest, not f.period.explicit, rank.get(f.entry_id, 99), f.line))
+
+
+def find(question: Question, facts: list[Fact], allowed: Iterable[str] | None = None) -> Match | None:
+    """The clear match of a value question among ``facts`` (only those of the ``allowed`` entries, in their
+    order of preference), or None."""
+    order = list(allowed) if allowed is not None else None
+    rank = {entry_id: pos for pos, entry_id in enumerate(order or [])}
+    pool = [f for f in facts if order is None or f.entry_id in rank]
+    candidates = [f for f in pool if _eligible(question, f)]
+    if not candidates:
+        return None
+    common = topic_common_words(facts)
+    groups = _groups(candidates, common)
+    if len(groups) > 1:
+        keys = {(g[0].key, g[0].basis, g[0].variant) for g in groups}
+        if len(keys) > 1:
+            return None
+    group = [f for g in groups for f in g]
+    pairs = compare(group, common=common)
+    year = question.year
+    if year is not None:
+        chosen = [f for f in group if f.period.covers(year)]
+        if not chosen:
+            latest = _newest_first(group, rank)
+            newest = latest[0].period.newest
+            shown = [f for f in latest if f.period.newest == newest]
+            return Match(question, shown, _touching(pairs, shown), missing_year=year)
+        return Match(question, _dedupe(_newest_first(chosen, rank)), _touching(pairs, chosen))
+    ordered = _dedupe(_newest_first(group, rank))
+    periods: list[str] = []
+    shown = []
+    for fact in ordered:
+        label = fact.period.label() + ("" if fact.period.explicit else "~")
+        if label not in periods:
+            if len(periods) >= MAX_PERIODS:
+                continue
+            periods.append(label)
+        shown.append(fact)
+    return Match(question, shown, _touching(pairs, shown))
+
+
+def _dedupe(facts: list[Fact]) -> list[Fact]:
+    seen, out = set(), []
+    for fact in facts:
+        key = (fact.entry_id, fact.period.label(), fact.text)
+        if key not in seen:
+            seen.add(key)
+            out.append(fact)
+    return out
+
+
+def _touching(pairs: list[Pair], shown: list[Fact]) -> list[Pair]:
+    """Pairs of which a shown fact is a side: a conflict always, an outdated pair when its older side states
+    its value without a year of its own (it claims it still holds)."""
+    ids = {id(f) for f in shown}
+    out = []
+    for pair in pairs:
+        if not (id(pair.first) in ids or id(pair.second) in ids):
+            continue
+        if pair.kind == "outdated" and pair.first.period.explicit:
+            continue
+        out.append(pair)
+    return out

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# End to end: the release ZIP (scripts/release.py) alone installs into a fresh database, imports its demo
+# knowledge base and answers the demo question in Notbetrieb (no model server), citing retrieved entries only.
+# Odoo sees only its own addons and the unpacked ZIP, so nothing of the repository can stand in for a missing
+# file. Prints "e2e release: PASS …" or "e2e release: FAIL …".
+#   scripts/e2e_release.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+work=$(mktemp -d)
+db=pv_kb_release_$$
+trap 'psql_super -d postgres -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 || true
+      rm -rf "$work" "$HOME/.local/share/Odoo/filestore/$db"' EXIT
+fail() { echo "e2e release: FAIL ($1)"; [[ -f $work/log ]] && tail -20 "$work/log"; exit 1; }
+
+zip=$("$PY" "$REPO/scripts/release.py" --out "$work/dist" 2>/dev/null) || fail "release build"
+mkdir -p "$work/addons"
+"$PY" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$zip" "$work/addons"
+[[ -f $work/addons/pv_kb/__manifest__.py ]] || fail "no pv_kb/__manifest__.py in the ZIP"
+for lab in tests testing scripts docs; do [[ ! -e $work/addons/pv_kb/$lab ]] || fail "$lab/ is in the ZIP"; done
+size=$(stat -c %s "$zip")
+addons="$ODOO_PATH/addons,$work/addons"
+run() { "$PY" "$ODOO_PATH/odoo-bin" "$@" >>"$work/log" 2>&1; }
+run -c "$ODOO_CONF" --addons-path="$addons" -d "$db" -i pv_kb --stop-after-init --log-level=warn \
+    || fail "install from the ZIP"
+"$PY" "$ODOO_PATH/odoo-bin" --addons-path="$addons" pv_kb import "$work/addons/pv_kb/data/demo_kb/wissensbasis" \
+    -d "$db" -c "$ODOO_CONF" --log-level=warn >>"$work/log" 2>&1 || fail "demo knowledge base import"
+question="Wie hoch ist die Geringfügigkeitsgrenze 2025?"
+"$PY" "$ODOO_PATH/odoo-bin" --addons-path="$addons" pv_kb ask "$question" --ollama-url "http://127.0.0.1:$(free_port)" \
+    -d "$db" -c "$ODOO_CONF" --log-level=warn >>"$work/log" 2>&1 || fail "ask"
+row=$(psql_super -d "$db" -F '|' -c "SELECT status, cited_ids, retrieved_ids FROM pv_kb_query ORDER BY id DESC LIMIT 1")
+IFS='|' read -r status cited retrieved <<<"$row"
+[[ $status == notbetrieb ]] || fail "status '$status', expected notbetrieb"
+[[ -n $cited ]] || fail "no citation"
+for id in ${cited//,/ }; do
+    [[ ",${retrieved// /}," == *",${id},"* ]] || fail "cited $id was not retrieved ($retrieved)"
+done
+echo "e2e release: PASS (ZIP $(awk -v s="$size" 'BEGIN { printf "%.2f MB", s / 1e6 }'), installed alone, Notbetrieb answer citing $cited)"

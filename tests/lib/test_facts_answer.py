@@ -1,0 +1,86 @@
+"""Value questions answered from the facts of the demo base: the clear match, the lines, the ⚠ block, the note
+for a missing year, and the questions that are left to the normal answer."""
+import pathlib
+
+import pytest
+
+from lib.answer.fact_answer import compose
+from lib.facts.concepts import abbreviations
+from lib.facts.extract import Source, extract_all
+from lib.facts.lookup import find, parse_question
+from lib.kb.format import parse_entry
+from lib.search.fulltext import load_synonyms_csv
+from lib.answer.citations import extract_citations
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SYNONYMS = load_synonyms_csv(str(REPO / "data" / "pv.kb.synonym.csv"))
+
+
+@pytest.fixture(scope="module")
+def facts():
+    sources = []
+    for path in sorted((REPO / "data" / "demo_kb" / "wissensbasis" / "dokumente").glob("*.md")):
+        entry, _ = parse_entry(path.read_bytes(), path.name)
+        sources.append(Source(entry.id, entry.title, entry.stand, entry.topic, entry.body, entry.tags,
+                              entry.legal_bases))
+    return extract_all(sources, abbreviations(SYNONYMS))
+
+
+def answer(question, facts, allowed=None):
+    parsed = parse_question(question, SYNONYMS)
+    match = find(parsed, facts, allowed) if parsed else None
+    return compose(match) if match else None
+
+
+def test_a_year_question_gets_that_year_only(facts):
+    result = answer("GFB 2025?", facts)
+    assert "€ 551,10 [lb-gfb-01] (Stand 2025-01)" in result.text
+    assert "518,44" not in result.text and "485,85" not in result.text
+    assert "lb-gfb-01" in result.cited
+
+
+def test_basis_and_abbreviation(facts):
+    daily = answer("HBGL täglich 2025", facts)
+    monthly = answer("HBGl 2025 monatlich?", facts)
+    assert "€ 215 [lb-sv-01]" in daily.text and "6.450" not in daily.text
+    assert "€ 6.450 [lb-sv-01]" in monthly.text and "€ 215" not in monthly.text
+
+
+def test_without_year_newest_first_and_the_outdated_side_with_warning(facts):
+    result = answer("Wie hoch ist das amtliche Kilometergeld für den Privat-Pkw?", facts)
+    lines = [line for line in result.text.splitlines() if line.startswith("- ")]
+    assert [("0,50" in l, "0,42" in l) for l in lines] == [(True, False), (False, True), (False, True)]
+    assert "ab 2025" in lines[0] and "ohne Jahresangabe" in lines[2] and "[wiku-rk-01]" in lines[2]
+    warning = next(p for p in result.text.split("\n\n") if p.startswith("⚠"))
+    assert {"wiku-rk-01", "lb-rk-02"} <= set(extract_citations(warning))
+    assert "€ 0,42" in warning and "€ 0,50" in warning and "Stand 2023-05" in warning
+
+
+def test_conflict_shows_both_values(facts):
+    result = answer("Welche Ersatzquote gilt bei ATZ im Blockmodell mit Beginn 2026?", facts)
+    warning = next(p for p in result.text.split("\n\n") if p.startswith("⚠ Widerspruch"))
+    assert "27,5 %" in warning and "28,5 %" in warning
+    assert [c.entry_ids for c in result.conflicts] == [["lb-atz-02", "wiku-atz-01"]]
+
+
+def test_missing_year_names_the_latest(facts):
+    result = answer("GFB Grenze 2027?", facts)
+    assert result.text.startswith("Für 2027 enthält die Wissensbasis noch keinen Wert; zuletzt 2025:")
+    assert "€ 551,10" in result.text
+
+
+def test_only_allowed_entries_are_cited(facts):
+    result = answer("GFB 2025?", facts, allowed=["lb-gfb-01"])
+    assert result.cited == ["lb-gfb-01"]
+    assert answer("GFB 2025?", facts, allowed=["lb-rk-02"]) is None
+
+
+@pytest.mark.parametrize("question", [
+    "Wie hoch ist die Minijob-Grenze in Deutschland?",                       # nothing in the base
+    "Warum gibt es eine Geringfügigkeitsgrenze?",                             # asks for an explanation
+    "Wie viele Werktage Urlaub gibts nach UrlG nach dem 25. Dienstjahr?",    # a threshold the labels word otherwise
+    "Dienstreise mit dem Privat-Pkw, 200 km und 11 Stunden unterwegs 2025: Kilometergeld und Taggeld?",
+    "Wie viele Überstundenzuschläge sind steuerfrei und bis zu welchem Betrag im Monat?",   # two concepts
+])
+def test_questions_left_to_the_normal_answer(facts, question):
+    assert answer(question, facts) is None

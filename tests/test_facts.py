@@ -1,0 +1,55 @@
+"""The fact table: rebuilt with each import, readable by KB users, written only by the import."""
+from odoo.exceptions import AccessError
+from odoo.tests import new_test_user, tagged
+
+from .common import DEMO_KB, KbCase, batch_files, entry_md
+
+
+@tagged("post_install", "-at_install", "pv_kb", "pv_kb_facts")
+class TestFactTable(KbCase):
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.importer._run(cls.importer._read_source(path=DEMO_KB), source_name="demo")
+        cls.Fact = cls.env["pv.kb.fact"]
+
+    def test_the_import_fills_the_table_with_years_units_and_places(self):
+        facts = self.Fact.search([])
+        self.assertGreater(len(facts), 150)
+        gfb = self.Fact.search([("kb_id", "=", "lb-gfb-01"), ("label", "=", "Geringfügigkeitsgrenze monatlich")])
+        self.assertEqual(sorted((f.year, f.value_text, f.unit, f.basis) for f in gfb),
+                         [(2024, "€ 518,44", "€", "monatlich"), (2025, "€ 551,10", "€", "monatlich")])
+        atz = self.Fact.search([("kb_id", "=", "lb-atz-02"), ("column_header", "=", "Blockzeit"), ("year", "=", 2026)])
+        self.assertEqual((atz.value_text, atz.amount, atz.period_source), ("27,5 %", 27.5, "row"))
+        self.assertIn(atz.passage, atz.entry_id.body_md)
+        pkw = self.Fact.search([("kb_id", "=", "wiku-rk-01"), ("label", "=", "Pkw")])
+        self.assertEqual((pkw.has_year, pkw.year, pkw.period_source), (False, 2023, "stand"))
+
+    def test_a_new_import_replaces_the_facts(self):
+        before = self.Fact.search_count([("kb_id", "=", "lb-tst-01")])
+        entry = entry_md("lb-tst-01", title="Testwert 2026", stand="2026-01",
+                         kernwerte="| Wert | 2026 |\n|---|---|\n| Testgrenze monatlich | € 123,45 |")
+        self.importer._run(batch_files({"lb-tst-01": entry}), source_name="t")
+        fact = self.Fact.search([("kb_id", "=", "lb-tst-01")])
+        self.assertEqual((before, fact.value_text, fact.year), (0, "€ 123,45", 2026))
+        changed = entry.replace("€ 123,45", "€ 130")
+        self.importer._run(batch_files({"lb-tst-01": changed}), source_name="t2")
+        self.assertEqual(self.Fact.search([("kb_id", "=", "lb-tst-01")]).mapped("value_text"), ["€ 130"])
+
+    def test_users_read_but_never_write(self):
+        user = new_test_user(self.env, "kb_fact_reader", groups="base.group_user,pv_kb.group_pv_kb_user")
+        manager = new_test_user(self.env, "kb_fact_manager", groups="base.group_user,pv_kb.group_pv_kb_manager")
+        fact = self.Fact.search([], limit=1)
+        self.assertTrue(self.Fact.with_user(user).search_count([]))
+        for who in (user, manager):
+            with self.assertRaises(AccessError):
+                fact.with_user(who).write({"value_text": "€ 1"})
+            with self.assertRaises(AccessError):
+                fact.with_user(who).unlink()
+            with self.assertRaises(AccessError):
+                self.Fact.with_user(who).create({"entry_id": fact.entry_id.id})
+        # the pivot's grouping: concept by year
+        groups = self.Fact.with_user(user)._read_group([("concept_key", "=", "hoechstbeitragsgrundlag"), ("basis", "=", "monatlich")],
+                                                       ["year"], ["amount:max"])
+        self.assertEqual(sorted(year for year, _ in groups), [2024, 2025])
