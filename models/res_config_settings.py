@@ -171,6 +171,12 @@ class ResConfigSettings(models.TransientModel):
                     ok = ok and present
                     lines.append(f"{labels[role]} {wanted[role]} ({server.shown}): "
                                  + (_("installed") if present else _("NOT installed")))
+            # the servers' health as this Odoo process saw it (failover and cool-down, lib/llm/servers.py)
+            for state in model_servers.health(list(dict.fromkeys(lists["chat"] + lists["embedding"] + lists["rerank"]))):
+                if state["failures"]:
+                    lines.append(_("%(url)s: %(failures)s failures and %(answers)s answers in this Odoo process; "
+                                   "last failure: %(error)s", url=state["url"], failures=state["failures"],
+                                   answers=state["answers"], error=state["error"]))
             if ok:
                 # not named `context`: _() reads a local of that name as the translation context
                 dim, window = client.embedding_facts(settings["embedding_model"])

@@ -104,6 +104,11 @@ class TestFailover(ServersCase):
                 self.assertTrue(chunks, "the answer streamed")
                 self.assertEqual(result.query.server, second.url)
                 self.assertEqual(len(self.chat_log(second)), 1)
+        # the connection test shows the failover state this process saw
+        form = self.env["res.config.settings"].create(
+            {"pv_kb_chat_servers": f"openai {self.standin.url}\nollama {second.url}"})
+        params = form.action_pv_kb_test_connection()["params"]
+        self.assertIn(f"{self.standin.url}: 1 failures and ", params["message"])
 
     def test_all_chat_servers_down_gives_the_emergency_answer(self):
         second = self.second_standin()
