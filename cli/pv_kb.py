@@ -30,6 +30,7 @@ Exit code 0 on success,
 """
 import argparse
 import json
+import pathlib
 import sys
 import time
 
@@ -210,7 +211,7 @@ class Pv_Kb(Command):
         from odoo.addons.pv_kb.lib.llm import errors as ollama_errors
 
         try:
-            goldset = goldset_format.read_goldset(args.goldset)
+            goldset = goldset_format.read_goldset(pathlib.Path(args.goldset))
             split = eval_protocol.split_goldset(goldset.questions, goldset.meta)
         except (OSError, ValueError) as exc:
             sys.stderr.write(f"Goldset: {exc}\n")
@@ -324,7 +325,7 @@ class Pv_Kb(Command):
         from odoo.addons.pv_kb.lib.answer import structured
 
         try:
-            goldset = goldset_format.read_goldset(args.goldset)
+            goldset = goldset_format.read_goldset(pathlib.Path(args.goldset))
         except (OSError, ValueError) as exc:
             sys.stderr.write(f"Goldset: {exc}\n")
             return 2

@@ -137,7 +137,7 @@ class PvKbAgent(models.AbstractModel):
         prepared.question, prepared.query, prepared.history = question, query, history = \
             gated.question, gated.query, gated.history
         if conversation and not conversation.query_ids:
-            conversation.name = question[:80]   # the masked question names a new conversation
+            conversation._rename(question[:80])   # the masked question names a new conversation
         return prepared
 
     @api.model

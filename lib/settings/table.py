@@ -191,6 +191,9 @@ SETTINGS: tuple[Setting, ...] = (
             "At most this many answers are generated at once; further questions get a 'busy' message.",
             bounds=(1, 1000)),
     Setting("max_answers_per_user", 2, "integer", "Concurrent answers per user", bounds=(1, 100)),
+    Setting("questions_per_minute", 30, "integer", "Questions per user and minute",
+            "A user who asks more questions within a minute is asked to wait (protects the nightly analysis "
+            "of unanswered questions and the model server from scripted floods).", bounds=(1, 10000)),
     Setting("ollama_auth_header", "", "char", "Proxy header",
             "Optional header sent with every request to the Ollama server, e.g. 'Authorization: Bearer …' "
             "for a proxy in front of it. Only system administrators can read it.", editor=SYSTEM),
@@ -254,6 +257,11 @@ SETTINGS: tuple[Setting, ...] = (
             form=False),
     Setting("health_embedding_grace_minutes", 60, "integer", "Embedding: minutes of grace",
             "An entry changed less than this long ago is not reported as not embedded yet.", form=False),
+    Setting("health_gap_days", 90, "integer", "Gaps: days of the question log",
+            "Only questions of these last days are grouped into gaps.", bounds=(1, 3650)),
+    Setting("health_gap_max_questions", 2000, "integer", "Gaps: questions per run",
+            "At most this many of the latest gap questions are grouped per run (keeps the nightly run short).",
+            bounds=(10, 20000)),
     Setting("health_gap_cluster_threshold", 0.8, "float", "Gap groups: similarity",
             "Similarity from which refused questions fall into one gap group.", form=False),
 )
