@@ -102,6 +102,9 @@ class PvKbQuery(models.Model):
     settings_json = fields.Text("Models and settings (JSON)", readonly=True)
     embedding_model = fields.Char(readonly=True)
     chat_model = fields.Char(readonly=True)
+    server = fields.Char("Model server", readonly=True,
+                         help="The chat server that answered (with several chat servers, see Settings); empty when "
+                              "none did (emergency mode).")
     time_embed_ms = fields.Float("Embed (ms)", readonly=True, digits=(16, 1))
     time_retrieve_ms = fields.Float("Retrieve (ms)", readonly=True, digits=(16, 1))
     time_prompt_ms = fields.Float("Prompt (ms)", readonly=True, digits=(16, 1),

@@ -146,9 +146,13 @@ class TestChatEndpoints(StandInCase, HttpCase):
         self.assertEqual(history["turns"], [{k: v for k, v in final.items() if k not in ("type", "pii")}])
         self.wait_for_free_slots()
         # the settings page warns, with the fix
-        warning = self.env["res.config.settings"].create({}).pv_kb_serving_warning
-        self.assertIn("/websocket", warning)
-        self.assertIn("1 of", warning)
+        form = self.env["res.config.settings"].create({})
+        self.assertIn("/websocket", form.pv_kb_serving_warning)
+        self.assertIn("1 of", form.pv_kb_serving_warning)
+        # and "Verbindung testen" reports it (a warning, not a success)
+        params = form.action_pv_kb_test_connection()["params"]
+        self.assertEqual(params["type"], "warning")
+        self.assertIn(form.pv_kb_serving_warning, params["message"])
         # only its user may read or stop it
         self.authenticate("kb_http_outsider", "kb_http_outsider")
         for route in ("/pv_kb/ask/poll", "/pv_kb/ask/stop"):

@@ -48,6 +48,7 @@ class AgentAnswer:
     quotes: list = field(default_factory=list)   # [{"kb_id", "passage"}]: the passage each citation rests on
     rejected: str = ""                # model text that was not shown (kept in the question log)
     steps: dict = field(default_factory=dict)    # {"rerank"|"rewrite": {"status", "reason", …}} when they ran
+    server: str = ""                  # the (redacted) URL of the chat server that answered; "" when none did
     turn: dict | None = None          # what the panel shows of it (pv.kb.query._turn), set with the log row
 
 
@@ -73,6 +74,7 @@ class PreparedQuestion:
     timings: dict = field(default_factory=dict)
     # the optional model steps (lib/answer/stages.py)
     search_query: str | None = None   # the accepted rewrite: searched instead of ``query``, never shown
+    answered_by: str = ""             # the chat server of the last model answer (ChatResult.server)
     rewrite: object = None            # lib.query_rewrite.Outcome when rewriting is on
     rerank: object = None             # lib.rerank.Outcome when reranking ran
     pending: bool = False             # reranking on: blocks and messages wait for the model's order
@@ -111,6 +113,8 @@ def respond(prepared, make_client, *, on_delta=None, deadline=None, cancel=None)
     _drop_foreign_links(result, prepared)
     retrieval = prepared.retrieval
     result.retrieval = retrieval
+    if result.status != "notbetrieb":
+        result.server = prepared.answered_by
     result.retrieved_ids = retrieval.entry_ids if retrieval else []
     result.timings.update(prepared.timings)
     result.steps = step_report(prepared)
@@ -432,8 +436,10 @@ def _generate(messages, settings, client, on_delta, deadline, cancel, prepared, 
     if time.monotonic() >= deadline:
         raise ollama_errors.OllamaTimeout(texts["too_late"])
     if on_delta is None:
-        return client.chat(settings["chat_model"], messages, origin=gated, options=options, num_ctx=num_ctx,
-                           expected_prompt_tokens=expected, deadline=deadline, response_format=response_format)
+        result = client.chat(settings["chat_model"], messages, origin=gated, options=options, num_ctx=num_ctx,
+                             expected_prompt_tokens=expected, deadline=deadline, response_format=response_format)
+        prepared.answered_by = getattr(result, "server", "")
+        return result
     result = None
     for piece in client.chat_stream(settings["chat_model"], messages, origin=gated, options=options, num_ctx=num_ctx,
                                     expected_prompt_tokens=expected, deadline=deadline, cancel=cancel,
@@ -444,4 +450,5 @@ def _generate(messages, settings, client, on_delta, deadline, cancel, prepared, 
             result = piece.result
     if result is None:
         raise ollama_errors.OllamaBadResponse(texts["no_result"])
+    prepared.answered_by = getattr(result, "server", "")
     return result
