@@ -170,6 +170,10 @@ PYEOF
                 nginx_dir=$(mktemp -d); sport=$(free_port)
                 start_odoo_nginx "$nginx_dir" "$sport" "$port" "$gport"; pids+=($NGINX_PID)
                 url=https://127.0.0.1:$sport
+                for _ in $(seq 120); do   # the gevent worker starts a little after the HTTP workers
+                    curl -fksS "$url/websocket/health" >/dev/null 2>&1 && break
+                    sleep 0.5
+                done
             fi
             "$PY" "$REPO/scripts/bench/bench_load.py" --url "$url" --db $db \
                 --users "$users" --dsn "$dsn" --label "$mode" || true
