@@ -16,3 +16,4 @@ from . import test_rerank
 from . import test_selection
 from . import test_migrations
 from . import test_facts
+from . import test_fact_answers
