@@ -7,15 +7,6 @@ from odoo.exceptions import AccessError
 
 from ..lib.cockpit import health
 
-KINDS = [
-    ("conflict", "Conflict"),
-    ("stale", "Outdated"),
-    ("dangling_ref", "Dangling reference"),
-    ("oneway_ref", "One-way reference"),
-    ("near_duplicate", "Near-duplicate"),
-    ("embedding", "Embedding"),
-    ("unretrieved", "Never retrieved"),
-]
 SEVERITIES = [("high", "High"), ("medium", "Medium"), ("low", "Low"), ("info", "Note")]
 FINDING_STATES = [("open", "Open"), ("accepted", "Accepted"), ("resolved", "Resolved")]
 
@@ -35,7 +26,8 @@ class PvKbFinding(models.Model):
 
     name = fields.Char(compute="_compute_name", store=True)
     key = fields.Char(required=True, readonly=True, index=True, help="Stable key: a re-run updates this finding.")
-    kind = fields.Selection(KINDS, required=True, readonly=True, index=True)
+    kind = fields.Selection([(k.key, k.label) for k in health.FINDING_KINDS], required=True, readonly=True,
+                            index=True)
     severity = fields.Selection(SEVERITIES, required=True, readonly=True, index=True)
     severity_rank = fields.Integer(compute="_compute_ranks", store=True)
     state_rank = fields.Integer(compute="_compute_ranks", store=True)

@@ -13,8 +13,8 @@ from odoo import api, fields, models
 
 from ..lib.cockpit import health
 from ..lib.answer.conflicts import detect_conflicts
-from ..lib.answer.types import EntryFacts
-from .pv_kb_finding import KINDS, SEVERITIES, check_manager
+from ..lib.kb.entry_facts import EntryFacts
+from .pv_kb_finding import SEVERITIES, check_manager
 
 _logger = logging.getLogger(__name__)
 
@@ -70,8 +70,9 @@ class PvKbHealthRun(models.Model):
         db_ids, infos = {}, []
         for db_id, kb_id, name, topic, stand, refs, bases, kern in cr.fetchall():
             db_ids[kb_id] = db_id
-            infos.append(health.EntryInfo(kb_id, name or "", topic, stand, list(bases),
-                                          [r for r in refs.split(",") if r], kern))
+            infos.append(EntryFacts(entry_id=kb_id, title=name or "", topic=topic, stand=stand,
+                                    legal_bases=list(bases), cross_refs=[r for r in refs.split(",") if r],
+                                    kernwerte_text=kern))
         return infos, db_ids
 
     @api.model
@@ -164,12 +165,8 @@ class PvKbHealthRun(models.Model):
         known = {row[0] for row in self.env.cr.fetchall()}   # archived ids count as known: not dangling
         t = lap("read_more", t)
 
-        def detect(entries):
-            return detect_conflicts([EntryFacts(
-                e.entry_id, e.title, e.stand, e.topic, e.legal_bases, e.kernwerte_text) for e in entries])
-
         found = health.run_checks(
-            infos, detect=detect, known_ids=known, duplicate_pairs=pairs, embeddings=embeddings,
+            infos, detect=detect_conflicts, known_ids=known, duplicate_pairs=pairs, embeddings=embeddings,
             retrieved=retrieved, questions=questions, days=opts["health_unretrieved_days"],
             options=health.Options(max_age_months=opts["health_max_age_months"],
                                    near_duplicate_threshold=opts["health_duplicate_threshold"],
@@ -240,7 +237,6 @@ class PvKbHealthRun(models.Model):
         cr = self.env.cr
         self.env.flush_all()
         Finding = self.env["pv.kb.finding"]
-        kinds = dict(KINDS)
         severities = dict(SEVERITIES)
         # the selections' labels in the user's language
         labels_kind = dict(Finding._fields["kind"]._description_selection(self.env))
@@ -251,7 +247,7 @@ class PvKbHealthRun(models.Model):
             row = by_kind.setdefault(kind, {"kind": kind, "label": labels_kind.get(kind, kind), "total": 0})
             row[severity] = count
             row["total"] += count
-        kind_rows = [by_kind[k] for k in kinds if k in by_kind]
+        kind_rows = [by_kind[k] for k in health.KINDS if k in by_kind]
         cr.execute("SELECT severity, count(*) FROM pv_kb_finding WHERE state = 'open' GROUP BY 1")
         sev = dict(cr.fetchall())
         since = fields.Datetime.now() - dt.timedelta(days=days)

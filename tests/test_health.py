@@ -51,6 +51,15 @@ class TestHealthDemo(StandInCase):
         cls.health_run = cls.env["pv.kb.health.run"]._run_health_check(trigger="manual", today=TODAY)
         cls.findings = cls.env["pv.kb.finding"].search([("state", "=", "open")])
 
+    def test_the_stored_kinds_are_the_kinds_table(self):
+        from odoo.addons.pv_kb.lib.cockpit import health
+
+        selection = self.env["pv.kb.finding"]._fields["kind"].selection
+        self.assertEqual([(k.key, k.label) for k in health.FINDING_KINDS], selection)
+        rows = self.env["pv.kb.health.run"]._dashboard_data()["findings_by_kind"]
+        order = [row["kind"] for row in rows]
+        self.assertEqual(order, [k for k in health.KINDS if k in order], "the cockpit lists kinds in table order")
+
     def test_finds_every_planted_problem_and_nothing_on_clean_entries(self):
         actionable = self.findings.filtered(lambda f: f.severity != "info")
         found = {(f.kind, frozenset(f.entry_ids.mapped("kb_id"))) for f in actionable}

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from ..kb.entry_facts import EntryFacts  # noqa: F401 - the one entry record, shared with the health check
+
 REFUSAL_TEXT = "Dazu enthält die Wissensbasis keine Aussage."
 
 # Violation codes that only warn: ``Validation.ok`` ignores them.
@@ -43,18 +45,6 @@ class Conflict:
     entry_ids: list[str]
     values: dict[str, str]
     stands: dict[str, str]
-
-
-@dataclass
-class EntryFacts:
-    """What conflict detection needs to know about one entry."""
-
-    entry_id: str
-    title: str
-    stand: str
-    topic: str
-    legal_bases: list[str] = field(default_factory=list)
-    kernwerte_text: str = ""
 
 
 @dataclass

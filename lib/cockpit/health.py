@@ -1,19 +1,9 @@
 """Health check of the whole knowledge base: what a curator must look at.
 
-Computed from plain data (no Odoo import):
-
-* ``conflict``       – Kernwerte that contradict between entries sharing a topic or legal
-  basis (the answer engine's detector, run over the whole base);
-* ``stale``          – Stand older than a configurable age, or older than a newer entry of the
-  same topic/legal basis whose values differ (the older side of a conflict);
-* ``dangling_ref``   – a cross reference to an id that is not in the base;
-* ``oneway_ref``     – a cross reference the target does not return (a hint, not an error);
-* ``near_duplicate`` – two entries whose summaries/Kernwerte are nearly the same by meaning and
-  that do not reference each other (pairs come from the database's vector index);
-* ``embedding``      – entries without any embedding, sections whose embedding failed or was cut
-  at the model's context;
-* ``unretrieved``    – entries no logged question retrieved within the window (only once the log
-  holds enough questions).
+Computed from plain data (no Odoo import). The kinds of findings are one table, :data:`FINDING_KINDS`: the
+stored findings' selection, the cockpit's order and the documentation read it. Adding a kind: a row there, the
+function that finds it (called by :func:`run_checks`), its German label in ``i18n/de.po`` and its line in
+``docs/cockpit.md`` (a test checks the last three against the table).
 
 Every finding carries a stable ``key``: a re-run finds the same key and updates the stored
 finding instead of adding another one; a key no longer found means the finding is resolved.
@@ -26,24 +16,44 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-KINDS = ("conflict", "stale", "dangling_ref", "oneway_ref", "near_duplicate", "embedding", "unretrieved")
+from ..kb.entry_facts import EntryFacts
+
+
+@dataclass(frozen=True)
+class FindingKind:
+    """One kind of finding: ``key`` (stored), ``label`` (English source of the selection's label; German in
+    i18n/de.po) and what it means."""
+
+    key: str
+    label: str
+    meaning: str
+
+
+FINDING_KINDS = (
+    FindingKind("conflict", "Conflict",
+                "Kernwerte that contradict between entries sharing a topic or legal basis (the answer engine's "
+                "detector, run over the whole base)."),
+    FindingKind("stale", "Outdated",
+                "Stand older than a configurable age, or older than a newer entry of the same topic or legal basis "
+                "whose values differ (the older side of a conflict)."),
+    FindingKind("dangling_ref", "Dangling reference", "A cross reference to an id that is not in the base."),
+    FindingKind("oneway_ref", "One-way reference",
+                "A cross reference the target does not return (a hint, not an error)."),
+    FindingKind("near_duplicate", "Near-duplicate",
+                "Two entries whose summaries are nearly the same by meaning and that do not reference each other "
+                "(pairs come from the database's vector index)."),
+    FindingKind("embedding", "Embedding",
+                "Entries without any embedding, sections whose embedding failed or was cut at the model's context."),
+    FindingKind("unretrieved", "Never retrieved",
+                "Entries no logged question retrieved within the window (only once the log holds enough "
+                "questions)."),
+)
+KINDS = tuple(kind.key for kind in FINDING_KINDS)
+assert len(set(KINDS)) == len(KINDS), "a finding kind is declared twice"
 SEVERITIES = ("high", "medium", "low", "info")
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
 
 _STAND_RE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
-
-
-@dataclass
-class EntryInfo:
-    """What the health check needs to know about one active entry."""
-
-    entry_id: str
-    title: str = ""
-    topic: str = ""
-    stand: str = ""
-    legal_bases: list[str] = field(default_factory=list)
-    cross_refs: list[str] = field(default_factory=list)
-    kernwerte_text: str = ""
 
 
 @dataclass
@@ -114,9 +124,8 @@ def _pair(a: str, b: str) -> tuple[str, str]:
 # --------------------------------------------------------------------------- finding kinds
 
 
-def conflict_findings(entries: list[EntryInfo], detect: Callable) -> tuple[list[Finding], list]:
-    """Conflicts across the whole base; ``detect`` is the answer engine's ``detect_conflicts``
-    taking a list of ``EntryFacts``-like objects (``facts`` builds them)."""
+def conflict_findings(entries: list[EntryFacts], detect: Callable) -> tuple[list[Finding], list]:
+    """Conflicts across the whole base; ``detect`` is the answer engine's ``detect_conflicts``."""
     conflicts = detect(entries)
     findings = []
     for conflict in conflicts:
@@ -130,7 +139,7 @@ def conflict_findings(entries: list[EntryInfo], detect: Callable) -> tuple[list[
     return findings, conflicts
 
 
-def stale_findings(entries: list[EntryInfo], conflicts: Iterable, options: Options) -> list[Finding]:
+def stale_findings(entries: list[EntryFacts], conflicts: Iterable, options: Options) -> list[Finding]:
     """One finding per stale entry: too old, or superseded by a newer conflicting entry."""
     today = options.today or dt.date.today()
     reasons: dict[str, list[str]] = {}
@@ -161,7 +170,7 @@ def stale_findings(entries: list[EntryInfo], conflicts: Iterable, options: Optio
     return findings
 
 
-def reference_findings(entries: list[EntryInfo], known_ids: set[str] | None = None) -> list[Finding]:
+def reference_findings(entries: list[EntryFacts], known_ids: set[str] | None = None) -> list[Finding]:
     """Dangling references (to ids not in the base) and one-way references (not returned)."""
     refs = {e.entry_id: [r for r in e.cross_refs if r and r != e.entry_id] for e in entries}
     known = set(known_ids) if known_ids is not None else set(refs)
@@ -181,7 +190,7 @@ def reference_findings(entries: list[EntryInfo], known_ids: set[str] | None = No
     return findings
 
 
-def near_duplicate_findings(entries: list[EntryInfo], pairs: Iterable[tuple[str, str, float]],
+def near_duplicate_findings(entries: list[EntryFacts], pairs: Iterable[tuple[str, str, float]],
                             options: Options, conflicts: Iterable = ()) -> list[Finding]:
     """Pairs (a, b, cosine similarity) above the threshold without a cross reference either way.
 
@@ -231,7 +240,7 @@ def embedding_findings(infos: Iterable[EmbeddingInfo]) -> list[Finding]:
     return findings
 
 
-def unretrieved_findings(entries: list[EntryInfo], retrieved: set[str], questions: int, days: int,
+def unretrieved_findings(entries: list[EntryFacts], retrieved: set[str], questions: int, days: int,
                          options: Options) -> list[Finding]:
     """Entries no question retrieved in the last ``days`` days (when ``questions`` is large enough)."""
     if questions < max(1, options.unretrieved_min_questions):
@@ -245,7 +254,7 @@ def unretrieved_findings(entries: list[EntryInfo], retrieved: set[str], question
 # --------------------------------------------------------------------------- the whole check
 
 
-def run_checks(entries: list[EntryInfo], *, detect: Callable, options: Options | None = None,
+def run_checks(entries: list[EntryFacts], *, detect: Callable, options: Options | None = None,
                known_ids: set[str] | None = None, duplicate_pairs: Iterable[tuple[str, str, float]] = (),
                embeddings: Iterable[EmbeddingInfo] = (), retrieved: set[str] | None = None,
                questions: int = 0, days: int = 90) -> list[Finding]:

@@ -3,22 +3,20 @@ import datetime as dt
 
 from lib.cockpit import health
 from lib.answer.conflicts import detect_conflicts
-from lib.answer.types import EntryFacts
+from lib.kb.entry_facts import EntryFacts
 
 TODAY = dt.date(2026, 12, 1)
 KERN_A = "| Wert | Betrag |\n|---|---|\n| Kilometergeld Pkw | € 0,50 |"
 KERN_B = "| Wert | Betrag |\n|---|---|\n| Kilometergeld Pkw | € 0,42 |"
 
 
-def detect(entries):
-    return detect_conflicts([EntryFacts(e.entry_id, e.title, e.stand, e.topic, e.legal_bases, e.kernwerte_text)
-                             for e in entries])
+detect = detect_conflicts
 
 
 def E(entry_id, **kw):
     kw.setdefault("topic", "reisekosten")
     kw.setdefault("stand", "2025-01")
-    return health.EntryInfo(entry_id, **kw)
+    return EntryFacts(entry_id, **kw)
 
 
 def kinds(findings):
@@ -129,3 +127,17 @@ def test_near_duplicates_beside_a_conflict_of_thousands_of_sides_stay_cheap():
     found = health.near_duplicate_findings(entries, pairs, health.Options(near_duplicate_threshold=0.95), [huge])
     # the two sides of the conflict are no duplicate; the unrelated pair is
     assert kinds(found) == [("near_duplicate", ("lb-a-01", "lb-a-02"))]
+
+
+def test_the_kinds_table_feeds_the_documentation_and_the_translations():
+    import pathlib
+
+    import polib
+
+    repo = pathlib.Path(__file__).resolve().parents[2]
+    doc = (repo / "docs" / "cockpit.md").read_text(encoding="utf-8")
+    po = {e.msgid for e in polib.pofile(str(repo / "i18n" / "de.po")) if e.msgstr and not e.obsolete}
+    for kind in health.FINDING_KINDS:
+        assert f"(`{kind.key}`)" in doc, f"docs/cockpit.md has no line for {kind.key}"
+        assert kind.label in po, f"no German label for {kind.label}"
+    assert health.KINDS == tuple(k.key for k in health.FINDING_KINDS)
