@@ -124,8 +124,13 @@ class PvKbFact(models.Model):
 
     @api.model
     def _signature(self):
-        self.env.cr.execute("""SELECT count(*), max(write_date) FROM pv_kb_entry WHERE active
-                               UNION ALL SELECT count(*), max(write_date) FROM pv_kb_synonym""")
+        # the entries' content hashes (not write_date: a transaction's writes share one timestamp)
+        self.env.cr.execute("""SELECT count(*), md5(string_agg(kb_id || ':' || coalesce(content_hash, '')
+                                                           || ':' || coalesce(name, ''), ',' ORDER BY kb_id))
+                                 FROM pv_kb_entry WHERE active
+                               UNION ALL
+                               SELECT count(*), md5(string_agg(term || '=' || expansions, ',' ORDER BY term))
+                                 FROM pv_kb_synonym WHERE active""")
         return tuple(self.env.cr.fetchall())
 
     @api.model

@@ -23,12 +23,14 @@
 #                                            1.5 s, 30 ms per token): Odoo with --workers 4 (streams on the gevent
 #                                            port) and threaded; completed, errors, first text, total, peak DB
 #                                            connections, p95 of a backend request made meanwhile
+#   scripts/bench/run.sh facts               fact extraction, comparison and lookup speed (pure Python; demo and 601 synthetic)
 #   scripts/bench/run.sh pii [OPTIONS]       personal-data gate: precision/recall per detector on data/pii_eval.yaml,
 #                                            median time per question (pure Python, no Odoo; options: bench_pii.py)
 #   scripts/bench/run.sh pii-odoo [DB]       the gate's time per question inside Odoo with 2,000 contacts (rolled back;
 #                                            default DB: a fresh pv_kb_bench_pii)
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 if [[ ${1:-} == pii ]]; then shift; exec "$PY" "$REPO/scripts/bench/bench_pii.py" "$@"; fi
+if [[ ${1:-} == facts ]]; then shift; exec "$PY" "$REPO/scripts/bench/bench_facts.py" "$@"; fi
 ensure_odoo || die "Kein Odoo unter $ODOO_PATH"
 ensure_all >/dev/null
 what=${1:-}; shift || true
