@@ -15,5 +15,7 @@ from . import test_concurrency
 from . import test_rerank
 from . import test_selection
 from . import test_migrations
+from . import test_hostile
 from . import test_facts
 from . import test_fact_answers
+from . import test_model_servers

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 from ..llm import errors as ollama_errors, tokens as ollama_tokens
 from ..pii import gate as pii
-from . import (citations, conflicts as conflict_rules, extractive, fact_answer, freetext, gate, outcome, selection,
-               stages, structured, structured_checks, structured_render, validation, values)
+from . import (citations, conflicts as conflict_rules, extractive, fact_answer, freetext, gate, links, outcome,
+               selection, stages, structured, structured_checks, structured_render, validation, values)
 from .types import REFUSAL_TEXT
 
 _logger = logging.getLogger(__name__)
@@ -49,6 +49,7 @@ class AgentAnswer:
     rejected: str = ""                # model text that was not shown (kept in the question log)
     steps: dict = field(default_factory=dict)    # {"rerank"|"rewrite": {"status", "reason", …}} when they ran
     from_facts: bool = False          # composed from the fact table (lib/answer/fact_answer.py)
+    server: str = ""                  # the (redacted) URL of the chat server that answered; "" when none did
 
 
 @dataclass
@@ -73,6 +74,7 @@ class PreparedQuestion:
     timings: dict = field(default_factory=dict)
     # the optional model steps (lib/answer/stages.py)
     search_query: str | None = None   # the accepted rewrite: searched instead of ``query``, never shown
+    answered_by: str = ""             # the chat server of the last model answer (ChatResult.server)
     rewrite: object = None            # lib.query_rewrite.Outcome when rewriting is on
     rerank: object = None             # lib.rerank.Outcome when reranking ran
     pending: bool = False             # reranking on: blocks and messages wait for the model's order
@@ -114,8 +116,11 @@ def respond(prepared, make_client, *, on_delta=None, deadline=None, cancel=None)
         # the client refused a request the gate did not pass (lib/pii.check_request): nothing was sent
         answer = texts["pii_failed"] if isinstance(exc, pii.PiiGateError) else texts["failed"]
         result = AgentAnswer(status="fehler", answer=answer, violations=[f"{type(exc).__name__}: {exc}"])
+    _drop_foreign_links(result, prepared)
     retrieval = prepared.retrieval
     result.retrieval = retrieval
+    if result.status != "notbetrieb":
+        result.server = prepared.answered_by
     result.retrieved_ids = retrieval.entry_ids if retrieval else []
     result.timings.update(prepared.timings)
     result.steps = step_report(prepared)
@@ -126,6 +131,19 @@ def respond(prepared, make_client, *, on_delta=None, deadline=None, cancel=None)
         result.pii_mapping = prepared.gated.mapping.to_dict()
     result.timings["total_ms"] = (time.perf_counter() - prepared.started) * 1000
     return result
+
+
+def _drop_foreign_links(result, prepared):
+    """Every answer mode ends here: links whose address is not in a cited block are dropped (lib/answer/links);
+    the model's text with them stays in the log (``rejected``), each address as a violation."""
+    cited = set(result.cited_ids)
+    texts = [b.text for b in (prepared.blocks or []) if b.entry_id in cited]
+    answer, dropped = links.keep_cited_links(result.answer, texts)
+    if dropped:
+        result.rejected = "\n\n".join(filter(None, [result.rejected, result.answer]))
+        result.answer = answer.strip()
+        # the addresses themselves only in the log (``rejected``): the panel shows violations to the user
+        result.violations = list(result.violations) + [f"link_dropped ({len(dropped)})"]
 
 
 def step_report(prepared):
@@ -424,8 +442,10 @@ def _generate(messages, settings, client, on_delta, deadline, cancel, prepared, 
     if time.monotonic() >= deadline:
         raise ollama_errors.OllamaTimeout(texts["too_late"])
     if on_delta is None:
-        return client.chat(settings["chat_model"], messages, origin=gated, options=options, num_ctx=num_ctx,
-                           expected_prompt_tokens=expected, deadline=deadline, response_format=response_format)
+        result = client.chat(settings["chat_model"], messages, origin=gated, options=options, num_ctx=num_ctx,
+                             expected_prompt_tokens=expected, deadline=deadline, response_format=response_format)
+        prepared.answered_by = getattr(result, "server", "")
+        return result
     result = None
     for piece in client.chat_stream(settings["chat_model"], messages, origin=gated, options=options, num_ctx=num_ctx,
                                     expected_prompt_tokens=expected, deadline=deadline, cancel=cancel,
@@ -436,4 +456,5 @@ def _generate(messages, settings, client, on_delta, deadline, cancel, prepared, 
             result = piece.result
     if result is None:
         raise ollama_errors.OllamaBadResponse(texts["no_result"])
+    prepared.answered_by = getattr(result, "server", "")
     return result

@@ -1,5 +1,6 @@
 """The ground floor: German words (folding, stems, stopwords), Markdown blocks and one-line prompt helpers.
 
 Modules: ``german`` (folding, tokens, light stemming, stopwords), ``md_blocks`` (paragraphs, tables, sentences),
+``untrusted`` (YAML without aliases, bounded quotes in messages, refused characters),
 ``lines`` (one line of prompt text, tags neutralised). Imports nothing of pv_kb.
 """
