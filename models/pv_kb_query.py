@@ -124,6 +124,8 @@ class PvKbQuery(models.Model):
     pii_count = fields.Integer("Personal data replaced", readonly=True,
                                help="How many personal details of the question were replaced by placeholders "
                                     "before processing (the values themselves are never stored).")
+    from_facts = fields.Boolean("Answered from the facts", readonly=True, index=True,
+                                help="The value question was answered from the Kernwerte (fact table), without the model.")
     answer_mode = fields.Selection([("text", "Free text"), ("structured", "Structured"),
                                     ("selection", "Selection")], readonly=True)
     rejected_answer = fields.Text(
@@ -162,6 +164,7 @@ class PvKbQuery(models.Model):
             "violations": [v for v in (self.violations or "").split("\n") if v],
             "notice": self.notice or None,
             "answer_mode": self.answer_mode or None,
+            "from_facts": self.from_facts,
             "mode": self.mode or None,
             "timings": {key: round(self[name], 1) for key, name in TIMINGS.items()},
             "pii_count": self.pii_count,
