@@ -19,6 +19,8 @@ class TestChatEndpoints(StandInCase, HttpCase):
         super().setUpClass()
         cls.env["pv.kb.importer"]._run(batch_files(agent_entries()), source_name="http")
         cls.env["pv.kb.chunk"]._embed_pending()
+        # the stream of a model's answer is under test: a value question answered from the facts needs no model
+        cls.set_settings(fact_answers="False")
         cls.kb_user = new_test_user(cls.env, "kb_http_user", groups="pv_kb.group_pv_kb_user")
         cls.outsider = new_test_user(cls.env, "kb_http_outsider", groups="base.group_user")
 
@@ -101,20 +103,24 @@ class TestChatEndpoints(StandInCase, HttpCase):
         """One serialiser (pv.kb.query._turn) feeds the stream's last event and the history: quotes, timings
         and the answer mode included."""
         self.authenticate("kb_http_user", "kb_http_user")
-        for answer_mode in ("structured", "text"):
-            with self.subTest(answer_mode=answer_mode):
-                self.set_settings(answer_mode=answer_mode)
+        for answer_mode, facts in (("structured", False), ("text", False), ("text", True)):
+            with self.subTest(answer_mode=answer_mode, facts=facts):
+                self.set_settings(answer_mode=answer_mode, fact_answers=str(facts))
                 _response, events = self.stream("Wie hoch ist der Freibetrag für Sonderzahlungen?")
                 final = events[-1]
-                self.assertEqual((final["type"], final["answer_mode"]), ("final", answer_mode), final)
+                self.assertEqual(final["type"], "final", final)
+                # an answer from the facts has no model answer mode
+                self.assertEqual((final["answer_mode"], final["from_facts"]),
+                                 (None, True) if facts else (answer_mode, False), final)
                 live = {k: v for k, v in final.items() if k not in ("type", "pii")}
                 history = self.make_jsonrpc_request("/pv_kb/conversation",
                                                     {"conversation_id": final["conversation_id"]})
                 self.assertEqual(history["turns"], [live])
                 self.assertGreater(live["timings"]["total_ms"], 0)
                 self.assertEqual(live["pii_count"], final["pii"]["count"])
-                if answer_mode == "structured":
+                if answer_mode == "structured" or facts:
                     self.assertTrue(live["quotes"], "the passages the statements rest on")
+        self.set_settings(fact_answers="False")
 
     def test_the_stream_route_under_websocket_streams_and_is_counted(self):
         """/websocket/…: the prefix Odoo's documented proxy configuration sends to the gevent worker; in the
