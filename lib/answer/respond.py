@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 from ..llm import errors as ollama_errors, tokens as ollama_tokens
 from ..pii import gate as pii
-from . import (citations, conflicts as conflict_rules, extractive, freetext, gate, links, outcome, selection, stages,
-               structured, structured_checks, structured_render, validation, values)
+from . import (citations, conflicts as conflict_rules, extractive, fact_answer, freetext, gate, links, outcome,
+               selection, stages, structured, structured_checks, structured_render, validation, values)
 from .types import REFUSAL_TEXT
 
 _logger = logging.getLogger(__name__)
@@ -48,6 +48,7 @@ class AgentAnswer:
     quotes: list = field(default_factory=list)   # [{"kb_id", "passage"}]: the passage each citation rests on
     rejected: str = ""                # model text that was not shown (kept in the question log)
     steps: dict = field(default_factory=dict)    # {"rerank"|"rewrite": {"status", "reason", …}} when they ran
+    from_facts: bool = False          # composed from the fact table (lib/answer/fact_answer.py)
     server: str = ""                  # the (redacted) URL of the chat server that answered; "" when none did
 
 
@@ -81,6 +82,7 @@ class PreparedQuestion:
     entry_facts: list = field(default_factory=list)  # EntryFacts of every retrieved entry (conflicts)
     summaries: dict = field(default_factory=dict)    # {chunk id: row}: Kernwerte and summaries read in step 1
     plan: dict = field(default_factory=dict)         # system prompt, max_blocks, max_chars of the context
+    fact_answer: object = None        # lib.answer.fact_answer.FactAnswer: the value question answered from facts
 
 
 def respond(prepared, make_client, *, on_delta=None, deadline=None, cancel=None):
@@ -100,6 +102,9 @@ def respond(prepared, make_client, *, on_delta=None, deadline=None, cancel=None)
         elif prepared.verdict is not None:
             result = AgentAnswer(status="verweigert", answer=gate.refusal_answer(prepared.verdict),
                                  gate_refused=True)
+        elif prepared.fact_answer is not None:
+            result = fact_answer.respond_with_facts(
+                prepared, on_delta, lambda delta: _answer(prepared, make_client, delta, deadline, cancel), AgentAnswer)
         else:
             # reranking on and not yet done by the caller (the stream worker does it before its meta event)
             stages.rerank_prepared(prepared, make_client, deadline=deadline, cancel=cancel)
