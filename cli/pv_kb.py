@@ -10,7 +10,7 @@ addon's code is imported only once a registry exists.
                                         [--rerank [--rerank-depth N]] [--rewrite]
                                         [Ollama overrides] [server options]
     odoo-bin --addons-path=… pv_kb ask "Frage …" [Ollama overrides] [server options]
-    odoo-bin --addons-path=… pv_kb bakeoff --goldset FILE --chat-models A,B [--answer-modes text,structured,selection]
+    odoo-bin --addons-path=… pv_kb bakeoff --goldset FILE --chat-models A,B [--answer-modes MODE,…]
                                            [--held-out] [--limit N] [--num-ctx N] [--answer-time-limit S]
                                            [Ollama overrides] [server options]
     odoo-bin --addons-path=… pv_kb embed [Ollama overrides] [server options]
@@ -28,6 +28,7 @@ Exit code 0 on success,
 1 when a batch is rejected or a step fails, 2 on wrong usage.
 """
 import argparse
+import importlib
 import json
 import sys
 import time
@@ -36,9 +37,67 @@ from odoo.cli.command import Command
 from odoo.tools import config
 
 # the Ollama settings eval, ask and embed can override for one run (--ollama-url, …); this module is loaded
-# without the addon package, so the list lives here
+# before any registry exists, so the list lives here
 OLLAMA_OVERRIDE_KEYS = ("ollama_url", "embedding_model", "chat_model", "query_prefix", "passage_prefix")
 USAGE = "odoo-bin [--addons-path=…] pv_kb {import,eval,ask,embed,bakeoff} … [Odoo server options]"
+
+
+def answer_modes():
+    """The registry of answer modes (``lib/answer/modes``: pure Python, importable before a registry exists)."""
+    return importlib.import_module("odoo.addons.pv_kb.lib.answer.modes")
+
+
+def build_parser():
+    """The command line; the answer modes it offers are the registered ones (lib/answer/modes)."""
+    parser = argparse.ArgumentParser(prog=f"{USAGE}", add_help=True)
+    sub = parser.add_subparsers(dest="command", required=True)
+    imp = sub.add_parser("import", help="import a knowledge base batch (folder or ZIP)")
+    imp.add_argument("path", help="wissensbasis/ folder or ZIP file (format: docs/kb-format.md)")
+    imp.add_argument("--dry-run", action="store_true", help="check only, change nothing")
+    imp.add_argument("--sync", action="store_true",
+                     help="full sync: the batch is the whole base, missing entries are archived")
+    ev = sub.add_parser("eval", help="evaluate retrieval (and answers) on a gold set")
+    ev.add_argument("--goldset", required=True, help="gold set YAML (format: docs/eval-format.md)")
+    ev.add_argument("--kb", help="import this folder/ZIP first (add mode; format: docs/kb-format.md)")
+    ev.add_argument("--k", type=int, default=8)
+    ev.add_argument("--mode", choices=["hybrid", "dense", "fts", "all"], default="hybrid")
+    ev.add_argument("--part", choices=["test", "tuning", "all"], default="test",
+                    help="which part of the gold set: the held-out test part (default), the tuning part, all")
+    ev.add_argument("--answers", action="store_true", help="also generate and check answers (needs a chat model)")
+    ev.add_argument("--json", dest="json_out", help="write all numbers to this JSON file")
+    ask = sub.add_parser("ask", help="ask the assistant one question")
+    ask.add_argument("question")
+    emb = sub.add_parser("embed", help="compute missing embeddings now")
+    ask.add_argument("--answer-time-limit", type=float, help="seconds the model may take (default: setting)")
+    bake = sub.add_parser("bakeoff", help="answer a gold set per chat model and answer mode, store the runs")
+    bake.add_argument("--goldset", required=True, help="gold set YAML (eval-format.md)")
+    bake.add_argument("--chat-models", required=True, help="comma-separated chat models")
+    modes = answer_modes()
+    bake.add_argument("--answer-modes", default=",".join(m.key for m in modes.registered() if m.bakeoff_default),
+                      help="comma-separated answer modes: " + ", ".join(modes.keys()))
+    bake.add_argument("--held-out", action="store_true",
+                      help="only the held-out test part of the gold set (lib/eval_protocol, as pv_kb eval)")
+    bake.add_argument("--part", choices=["test", "tuning", "all"],
+                      help="which part of the gold set (default: all; --held-out is --part test); develop "
+                           "on the tuning part, report the test part")
+    bake.add_argument("--limit", type=int, default=0, help="at most this many questions (0: all)")
+    bake.add_argument("--offset", type=int, default=0, help="skip this many questions first")
+    bake.add_argument("--num-ctx", type=int, help="context window of the models (default: setting)")
+    bake.add_argument("--answer-time-limit", type=float, help="seconds the model may take (default: setting)")
+    bake.add_argument("--read-timeout", type=float, help="seconds to wait for the model (default: setting)")
+    bake.add_argument("--ref", help="name of the bake-off: runs of several invocations with the same name are "
+                                    "compared together (default: date and gold set)")
+    for p in (ev, ask, bake):
+        for key in OLLAMA_OVERRIDE_KEYS:
+            p.add_argument("--" + key.replace("_", "-"))
+        # the optional chat-model steps of the search, for this run only (default: the stored settings)
+        p.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
+                       help="the chat model reranks the best entries (lib/search/rerank.py)")
+        p.add_argument("--rerank-depth", type=int, help="how many entries it reranks (5-40, default: setting)")
+        p.add_argument("--rewrite", dest="query_rewrite", action=argparse.BooleanOptionalAction, default=None,
+                       help="the chat model rewrites the question for the search (lib/search/rewrite.py)")
+    emb.add_argument("--ollama-url", help="compute the configured model on this server (this run only)")
+    return parser
 
 
 class Pv_Kb(Command):
@@ -47,52 +106,7 @@ class Pv_Kb(Command):
     name = "pv_kb"
 
     def run(self, cmdargs):
-        parser = argparse.ArgumentParser(prog=f"{USAGE}", add_help=True)
-        sub = parser.add_subparsers(dest="command", required=True)
-        imp = sub.add_parser("import", help="import a knowledge base batch (folder or ZIP)")
-        imp.add_argument("path", help="wissensbasis/ folder or ZIP file (format: docs/kb-format.md)")
-        imp.add_argument("--dry-run", action="store_true", help="check only, change nothing")
-        imp.add_argument("--sync", action="store_true",
-                         help="full sync: the batch is the whole base, missing entries are archived")
-        ev = sub.add_parser("eval", help="evaluate retrieval (and answers) on a gold set")
-        ev.add_argument("--goldset", required=True, help="gold set YAML (format: docs/eval-format.md)")
-        ev.add_argument("--kb", help="import this folder/ZIP first (add mode; format: docs/kb-format.md)")
-        ev.add_argument("--k", type=int, default=8)
-        ev.add_argument("--mode", choices=["hybrid", "dense", "fts", "all"], default="hybrid")
-        ev.add_argument("--part", choices=["test", "tuning", "all"], default="test",
-                        help="which part of the gold set: the held-out test part (default), the tuning part, all")
-        ev.add_argument("--answers", action="store_true", help="also generate and check answers (needs a chat model)")
-        ev.add_argument("--json", dest="json_out", help="write all numbers to this JSON file")
-        ask = sub.add_parser("ask", help="ask the assistant one question")
-        ask.add_argument("question")
-        emb = sub.add_parser("embed", help="compute missing embeddings now")
-        ask.add_argument("--answer-time-limit", type=float, help="seconds the model may take (default: setting)")
-        bake = sub.add_parser("bakeoff", help="answer a gold set per chat model and answer mode, store the runs")
-        bake.add_argument("--goldset", required=True, help="gold set YAML (eval-format.md)")
-        bake.add_argument("--chat-models", required=True, help="comma-separated chat models")
-        bake.add_argument("--answer-modes", default="text,structured", help="comma-separated: text, structured, selection")
-        bake.add_argument("--held-out", action="store_true",
-                          help="only the held-out test part of the gold set (lib/eval_protocol, as pv_kb eval)")
-        bake.add_argument("--part", choices=["test", "tuning", "all"],
-                          help="which part of the gold set (default: all; --held-out is --part test); develop "
-                               "on the tuning part, report the test part")
-        bake.add_argument("--limit", type=int, default=0, help="at most this many questions (0: all)")
-        bake.add_argument("--offset", type=int, default=0, help="skip this many questions first")
-        bake.add_argument("--num-ctx", type=int, help="context window of the models (default: setting)")
-        bake.add_argument("--answer-time-limit", type=float, help="seconds the model may take (default: setting)")
-        bake.add_argument("--read-timeout", type=float, help="seconds to wait for the model (default: setting)")
-        bake.add_argument("--ref", help="name of the bake-off: runs of several invocations with the same name are "
-                                        "compared together (default: date and gold set)")
-        for p in (ev, ask, bake):
-            for key in OLLAMA_OVERRIDE_KEYS:
-                p.add_argument("--" + key.replace("_", "-"))
-            # the optional chat-model steps of the search, for this run only (default: the stored settings)
-            p.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
-                           help="the chat model reranks the best entries (lib/search/rerank.py)")
-            p.add_argument("--rerank-depth", type=int, help="how many entries it reranks (5-40, default: setting)")
-            p.add_argument("--rewrite", dest="query_rewrite", action=argparse.BooleanOptionalAction, default=None,
-                           help="the chat model rewrites the question for the search (lib/search/rewrite.py)")
-        emb.add_argument("--ollama-url", help="compute the configured model on this server (this run only)")
+        parser = build_parser()
         args, odoo_args = parser.parse_known_args(cmdargs)
         config.parse_config(odoo_args, setup_logging=True)
         dbnames = config["db_name"]
@@ -317,7 +331,6 @@ class Pv_Kb(Command):
         from odoo.exceptions import UserError
 
         from odoo.addons.pv_kb.lib.evaluation import bakeoff, goldset as goldset_format
-        from odoo.addons.pv_kb.lib.answer import structured
 
         try:
             goldset = goldset_format.read_goldset(args.goldset)
@@ -338,9 +351,9 @@ class Pv_Kb(Command):
             name += f" [{args.offset + 1}–{args.offset + len(gold)}]"
         models_ = [m.strip() for m in args.chat_models.split(",") if m.strip()]
         modes = [m.strip() for m in args.answer_modes.split(",") if m.strip()]
-        if not models_ or any(m not in structured.MODES for m in modes):
+        if not models_ or any(m not in answer_modes().keys() for m in modes):
             sys.stderr.write("Bitte --chat-models angeben und als --answer-modes nur "
-                             + ", ".join(structured.MODES) + ".\n")
+                             + ", ".join(answer_modes().keys()) + ".\n")
             return 2
         registry = self._env(dbname)
         ref = args.ref or time.strftime("%Y-%m-%d %H:%M:%S") + " · " + name

@@ -1,6 +1,8 @@
 
 from odoo import api, fields, models
 
+from .pv_kb_settings import answer_mode_selection
+
 STATUSES = [
     ("beantwortet", "Answered"),
     ("verweigert", "Refused"),
@@ -86,8 +88,7 @@ class PvKbQuery(models.Model):
     pii_count = fields.Integer("Personal data replaced", readonly=True,
                                help="How many personal details of the question were replaced by placeholders "
                                     "before processing (the values themselves are never stored).")
-    answer_mode = fields.Selection([("text", "Free text"), ("structured", "Structured"),
-                                    ("selection", "Selection")], readonly=True)
+    answer_mode = fields.Selection(answer_mode_selection, readonly=True)   # the registered modes
     rejected_answer = fields.Text(
         "Rejected model text", readonly=True,
         help="What the model wrote but the checks did not let through (not shown to the user); for the curator.")

@@ -6,6 +6,7 @@ settings, is ``models/pv_kb_pii_gate.py``.
 from odoo import _, api, models
 from odoo.exceptions import AccessError
 
+from ..lib.answer import modes as answer_modes
 from ..lib.llm import client as ollama, errors as ollama_errors
 from ..lib.settings import table
 
@@ -30,6 +31,12 @@ def make_client(settings, interactive=False):
         read_timeout=settings["read_timeout"], keep_alive=settings["keep_alive"], num_ctx=settings["num_ctx"],
         embed_batch_size=settings["embed_batch_size"], retries=0 if interactive else 2,
         headers=auth_headers(settings.get("ollama_auth_header"))))
+
+
+def answer_mode_selection(model):
+    """(key, label) of every registered answer mode (lib/answer/modes) in the user's language: the selection of
+    the question log's and the evaluation runs' ``answer_mode``."""
+    return [(mode.key, model.env._(mode.label)) for mode in answer_modes.registered()]
 
 
 def answer_time_limit_problem(limit, limit_time_real):

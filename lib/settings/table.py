@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
+from ..answer import modes as answer_modes
 from ..pii.gate import DETECTORS
 from ..search.ranking import RRF_K
 
@@ -117,11 +118,10 @@ def csv_items(value) -> list[str]:
     return [item.strip() for item in (value or "").replace("\n", ",").split(",") if item.strip()]
 
 
-ANSWER_MODE_CHOICES = (
-    ("text", "Free text"),
-    ("structured", "Structured (JSON, checked per statement)"),
-    ("selection", "Selection (the model picks passages, quoted word for word)"),
-)
+def _answer_mode_choices() -> tuple:
+    """The registered answer modes (lib/answer/modes), with their longer names."""
+    return tuple((mode.key, mode.title) for mode in answer_modes.registered())
+
 
 SETTINGS: tuple[Setting, ...] = (
     # --- the model server ---------------------------------------------------------------------------------
@@ -156,7 +156,7 @@ SETTINGS: tuple[Setting, ...] = (
             "server, so an uncited sentence cannot occur. Selection: every sentence and table row of the context "
             "is numbered, the model only names the numbers that answer the question and the server quotes "
             "them word for word with source and Stand (for small models).",
-            snapshot=True, choices=ANSWER_MODE_CHOICES),
+            snapshot=True, choices=_answer_mode_choices),
     Setting("answer_modes", "", "char", "Answer mode per chat model",
             "Exceptions to the answer mode, e.g. 'qwen2.5-coder:1.5b=selection; qwen3=text' (a name without "
             "tag applies to all its tags).", snapshot=True),

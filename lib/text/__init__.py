@@ -1,5 +1,6 @@
 """The ground floor: German words (folding, stems, stopwords), Markdown blocks and one-line prompt helpers.
 
 Modules: ``german`` (folding, tokens, light stemming, stopwords), ``md_blocks`` (paragraphs, tables, sentences),
-``lines`` (one line of prompt text, tags neutralised). Imports nothing of pv_kb.
+``lines`` (one line of prompt text, tags neutralised), ``i18n`` (marks texts the UI shows translated). Imports
+nothing of pv_kb.
 """
