@@ -7,7 +7,7 @@
     "maintainers": ["pv_kb team"],
     "license": "LGPL-3",
     "depends": ["base", "web"],
-    "external_dependencies": {"python": ["pgvector", "markdown", "PyYAML", "requests"]},
+    "external_dependencies": {"python": ["pgvector", "markdown", "PyYAML", "requests", "numpy"]},
     "data": [
         "security/pv_kb_security.xml",
         "security/ir.model.access.csv",

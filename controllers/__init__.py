@@ -1,1 +1,2 @@
+from . import request_input
 from . import main

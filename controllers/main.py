@@ -29,9 +29,10 @@ from odoo import api, http
 from odoo.http import request
 
 from ..lib.llm import transport as ollama_transport
-from ..lib.answer import stages
+from ..lib.answer import links, stages
 from ..lib.answer.respond import respond
 from ..models.pv_kb_agent import interactive_client
+from . import request_input
 
 _logger = logging.getLogger(__name__)
 
@@ -69,6 +70,8 @@ def answer_payload(result):
         "conversation_id": result.query.conversation_id.id if result.query else None,
         "status": result.status,
         "answer": result.answer,
+        # the only addresses the panel makes clickable: those of the cited blocks, left in the answer
+        "links": links.addresses(result.answer),
         "citations": citations,
         "violations": result.violations,
         "notice": result.notice,
@@ -94,7 +97,7 @@ def _conversation(env, conversation_id):
     if conversation_id:
         return _own_conversation(env, conversation_id)
     # named by the agent after the personal-data gate (the masked question), never by the raw question
-    return env["pv.kb.conversation"].create({"name": env._("New conversation")})
+    return env["pv.kb.conversation"]._start(env._("New conversation"))
 
 
 def _json(status, payload):
@@ -107,16 +110,13 @@ class PvKbController(http.Controller):
     @http.route("/pv_kb/ask/stream", type="http", auth="user", methods=["POST"], csrf=False)
     def ask_stream(self):
         _check_group()
-        try:
-            body = json.loads(request.httprequest.get_data(as_text=True) or "{}")
-        except ValueError:
-            raise BadRequest("invalid JSON")  # noqa: B904
-        if not isinstance(body, dict):
-            raise BadRequest("invalid JSON")
+        body = request_input.read_json_object(request.env, request.httprequest)
         # CSRF as Odoo checks it for http routes, read from the JSON body
         if not request.validate_csrf(body.get("csrf_token")):
             raise BadRequest(request.env._("Session expired: please reload the page."))
         question = body.get("question")
+        if isinstance(question, str):
+            request_input.check_text(request.env, question)   # before strip(): it would eat U+0085
         question = question.strip() if isinstance(question, str) else ""
         if not question:
             raise BadRequest(request.env._("Please enter a question."))
@@ -125,6 +125,10 @@ class PvKbController(http.Controller):
             _own_conversation(request.env, conversation_id)   # 403 before anything starts
         env = request.env
         settings = env["pv.kb.settings"]._get()
+        if request_input.rate_limited(env, env.uid, settings):
+            return _json(429, {"error": "rate", "message": env._(
+                "You have asked very many questions in the last minute. Please wait a moment before asking "
+                "again.")})
         slot = env["pv.kb.answer.slot"].sudo()._acquire(env.uid, settings)
         if not slot:
             return _json(429, {"error": "busy", "message": env._(
@@ -144,7 +148,8 @@ class PvKbController(http.Controller):
         worker = threading.Thread(
             target=self._stream_worker, name="pv_kb-answer", daemon=True,
             args=(env.registry, env.uid, dict(env.context), question, conversation_id, events,
-                  time.monotonic() + limit, texts, cancel, slot, settings, body.get("pii_mapping")))
+                  time.monotonic() + limit, texts, cancel, slot, settings,
+                  request_input.clean_mapping(body.get("pii_mapping"))))
         worker.start()
         return request.make_response(
             self._stream_events(events, limit + STREAM_GRACE, texts["too_late"], cancel),
@@ -155,6 +160,7 @@ class PvKbController(http.Controller):
     def _stream_worker(registry, uid, context, question, conversation_id, events, deadline, texts, cancel, slot,
                        settings, pii_mapping=None):
         threading.current_thread().dbname = registry.db_name
+        started_new = not conversation_id
         try:
             rewriting = bool(settings.get("query_rewrite"))
             # 1. gate, retrieve and build the prompt: one short transaction (two with query rewriting, whose
@@ -204,7 +210,10 @@ class PvKbController(http.Controller):
         finally:
             try:
                 with registry.cursor() as cr:
-                    api.Environment(cr, uid, context)["pv.kb.answer.slot"].sudo()._release(slot)
+                    env = api.Environment(cr, uid, context)
+                    if started_new and conversation_id:   # a first question that left no trace: no empty conversation
+                        env["pv.kb.conversation"].browse(conversation_id)._discard_if_empty()
+                    env["pv.kb.answer.slot"].sudo()._release(slot)
             except Exception:  # noqa: BLE001 - the lease expires by itself
                 _logger.warning("pv_kb: answer slot %s not released, it expires by itself", slot, exc_info=True)
             events.put(_DONE)
@@ -238,6 +247,8 @@ class PvKbController(http.Controller):
             raise BadRequest(request.env._("Invalid rating."))
         if comment is not None and (not isinstance(comment, str) or len(comment) > MAX_COMMENT_CHARS):
             raise BadRequest(request.env._("The comment may have at most %(n)s characters.", n=MAX_COMMENT_CHARS))
+        if comment:
+            request_input.check_text(request.env, comment)
         query = request.env["pv.kb.query"].search([("id", "=", _as_id(query_id)), ("user_id", "=", request.env.uid)])
         if not query:
             raise Forbidden(request.env._("This question does not exist or is not yours."))
@@ -266,5 +277,6 @@ class PvKbController(http.Controller):
                                "stand": entries[i].stand} for i in ids if i in entries],
                 "violations": [v for v in (q.violations or "").split("\n") if v],
                 "notice": q.notice or None, "feedback": q.feedback or None,
+                "links": links.addresses(q.answer or ""),
             })
         return {"id": conversation.id, "name": conversation.name, "turns": turns}

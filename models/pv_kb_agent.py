@@ -137,7 +137,7 @@ class PvKbAgent(models.AbstractModel):
         prepared.question, prepared.query, prepared.history = question, query, history = \
             gated.question, gated.query, gated.history
         if conversation and not conversation.query_ids:
-            conversation.name = question[:80]   # the masked question names a new conversation
+            conversation._rename(question[:80])   # the masked question names a new conversation
         return prepared
 
     @api.model
@@ -148,7 +148,7 @@ class PvKbAgent(models.AbstractModel):
         if prepared.pii_failed:
             return prepared
         settings, question, gated = prepared.settings, prepared.question, prepared.gated
-        reranking = bool(settings.get("rerank"))
+        reranking = stages.reranking(settings)
         try:
             with self.env.cr.savepoint():
                 search = gated
@@ -231,6 +231,7 @@ class PvKbAgent(models.AbstractModel):
             "settings_json": json.dumps(self.env["pv.kb.settings"]._snapshot(settings)),
             "embedding_model": settings["embedding_model"],
             "chat_model": settings["chat_model"],
+            "server": result.server or False,
             "time_embed_ms": t.get("embed_ms", 0.0),
             "time_retrieve_ms": t.get("retrieve_ms", 0.0),
             "time_generate_ms": t.get("generate_ms", 0.0),

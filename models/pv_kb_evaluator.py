@@ -5,7 +5,8 @@ from ..lib.evaluation import metrics as evaluation
 from ..lib.search import rewrite as query_rewrite
 from ..lib.answer import stages
 
-STEP_LABELS = {"rewrite_ms": "Query-Rewriting (Chat-Modell)", "rerank_ms": "Reranking (Chat-Modell)"}
+STEP_LABELS = {"rewrite_ms": "Query-Rewriting (Chat-Modell)", "rerank_ms": "Reranking (Chat-Modell)",
+               "rerank_server_ms": "Reranking (Rerank-Server)"}
 
 
 class PvKbEvaluator(models.AbstractModel):
@@ -85,11 +86,16 @@ class PvKbEvaluator(models.AbstractModel):
             steps["rewrite_ms"] = (outcome.ms, outcome.reason if outcome.fell_back else "")
             if outcome.rewritten:
                 search = gate(gated.question, query=outcome.rewritten, mapping=gated.mapping)
-        reranking = bool(settings.get("rerank"))
+        reranking = stages.reranking(settings)
         depth = max(k, settings["rerank_depth"]) if reranking else k
         result = retriever._retrieve(question, mode=mode, k=depth, settings=settings, client=client, expand=False,
                                      gated=search)
-        if reranking and result.entries:
+        if reranking and result.entries and stages.uses_rerank_server(settings):
+            sections = stages.best_sections_of_rows(result.entries, retriever._chunk_rows(kb_ids=result.entry_ids))
+            result.entries, outcome = stages.rerank_by_server(client, settings, search, search.query, result.entries,
+                                                              result.entry_info, sections, k)
+            steps["rerank_server_ms"] = (outcome.ms, outcome.reason if outcome.fell_back else "")
+        elif reranking and result.entries:
             summaries = retriever._chunk_rows(kb_ids=result.entry_ids, section_keys=["zusammenfassung"])
             chat = stages.chat_text(client, settings, gated, num_predict=stages.RERANK_PREDICT)
             result.entries, outcome = stages.rerank_entries(chat, gated.query, result.entries, result.entry_info,

@@ -3,7 +3,11 @@
 The grouping is ``lib/cockpit/gaps.py``; this file embeds the questions and the entries' profiles for it (through
 the personal-data gate, see docs/pii.md) and stores the groups. The health run refreshes them.
 """
+import datetime as dt
+import hashlib
 import logging
+
+import numpy as np
 
 from odoo import api, fields, models
 
@@ -45,11 +49,14 @@ class PvKbGap(models.Model):
     _key_uniq = models.Constraint("UNIQUE(key)", "A gap key is unique.")
 
     @api.model
-    def _gap_questions(self):
-        Query = self.env["pv.kb.query"].sudo()
-        records = Query.search(["|", ("status", "in", list(gaps.GAP_STATUSES)), ("feedback", "=", "down")],
-                               order="id")
-        return records
+    def _gap_questions(self, opts):
+        """The latest gap questions of the window (``health_gap_days``), at most ``health_gap_max_questions``,
+        oldest first: a scripted flood of questions makes the run no longer than the cap allows."""
+        since = fields.Datetime.now() - dt.timedelta(days=max(opts["health_gap_days"], 1))
+        records = self.env["pv.kb.query"].sudo().search(
+            [("is_gap", "=", True), ("create_date", ">=", since)], order="id desc",
+            limit=max(opts["health_gap_max_questions"], 1))
+        return records.sorted("id")
 
     @api.model
     def _embed_profiles(self, texts, settings):
@@ -71,55 +78,71 @@ class PvKbGap(models.Model):
     def _embed_questions(self, texts, settings):
         """Vectors of logged questions (None where the server or the personal-data gate fails).
 
-        The log holds masked questions already; each still passes the gate again, one request per
-        question, because the Ollama client sends user text only with that request's gate mark.
+        Each text is embedded once: its vector is stored under a key of model, prefix and text
+        (``pv.kb.gap.vector``) and read from there in later runs. The new texts go in batched requests;
+        each batch passes the personal-data gate as one request (the Ollama client sends user text only
+        with the gate's mark), the log holds masked questions already.
         """
         vectors = [None] * len(texts)
         if not texts:
             return vectors
         Settings = self.env["pv.kb.settings"]
-        client = Settings._client(settings)
-        prefix = settings["query_prefix"] or ""
-        try:
-            for pos, text in enumerate(texts):
-                try:
-                    gated = Settings._pii_gate(text)
-                except pii.PiiGateError as exc:
-                    _logger.info("pv_kb: gap question %s left out, personal-data gate: %s", pos, exc)
-                    continue
-                vectors[pos] = client.embed(settings["embedding_model"], [prefix + gated.question],
-                                            batch_size=1, origin=gated).vectors[0]
-        except ollama_errors.OllamaError as exc:
-            _logger.info("pv_kb: gap grouping without question embeddings: %s", exc)
-        finally:
-            client.close()
-        return vectors
+        Store = self.env["pv.kb.gap.vector"].sudo()
+        model, prefix = settings["embedding_model"], settings["query_prefix"] or ""
+        keys = [gap_vector_key(model, prefix, t) for t in texts]
+        known = Store._lookup(keys)
+        missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in known))
+        if missing:
+            client = Settings._client(settings)
+            size = max(int(settings["embed_batch_size"] or 32), 1)
+            try:
+                for start in range(0, len(missing), size):
+                    batch = [prefix + t for t in missing[start:start + size]]
+                    try:
+                        gated = Settings._pii_gate(batch[0], history=[{"role": "user", "content": t}
+                                                                      for t in batch[1:]])
+                    except pii.PiiGateError as exc:
+                        _logger.info("pv_kb: %s gap questions left out, personal-data gate: %s", len(batch), exc)
+                        continue
+                    masked = [gated.question] + [turn["content"] for turn in gated.history]
+                    found = client.embed(model, masked, batch_size=len(masked), origin=gated).vectors
+                    rows = [(gap_vector_key(model, prefix, t), v)
+                            for t, v in zip(missing[start:start + size], found) if v]
+                    Store._store(rows)
+                    known.update((key, np.asarray(v, dtype=np.float32)) for key, v in rows)
+            except ollama_errors.OllamaError as exc:
+                _logger.info("pv_kb: gap grouping without (some) question embeddings: %s", exc)
+            finally:
+                client.close()
+        return [known.get(k) for k in keys]
 
     @api.model
     def _refresh_gaps(self, opts):
         """Group the gap questions by nearest topic and by similar question; returns their number."""
-        records = self._gap_questions()
+        records = self._gap_questions(opts)
         if not records:
             self.search([]).write({"active": False})
             return 0
         settings = self.env["pv.kb.settings"]._get()
-        focus = gaps.focus_texts(records.mapped("question"))
+        rows = records.read(["question", "status", "feedback", "feedback_comment", "create_date"], load=None)
+        focus = gaps.focus_texts([r["question"] for r in rows])
         vectors = self._embed_questions(focus, settings)
-        questions = [gaps.LoggedQuestion(q.id, q.question, q.status, q.feedback or "", q.feedback_comment or "",
-                                         fields.Date.to_date(q.create_date), v)
-                     for q, v in zip(records, vectors)]
+        questions = [gaps.LoggedQuestion(r["id"], r["question"], r["status"], r["feedback"] or "",
+                                         r["feedback_comment"] or "", fields.Date.to_date(r["create_date"]), v)
+                     for r, v in zip(rows, vectors)]
         references = []
-        if any(vectors):
+        if any(v is not None for v in vectors):
             entries = self.env["pv.kb.entry"].search([])
             profile = [gaps.profile_text(e.name, e.tag_ids.mapped("name")) for e in entries]
             ref_vectors = self._embed_profiles(profile, settings)
             references = [(e.topic or "", v) for e, v in zip(entries, ref_vectors) if v]
         groups = gaps.group_by_topic(questions, references)
         groups += gaps.cluster(questions, opts["health_gap_cluster_threshold"])
+        date_of = {q.query_id: q.date for q in questions}
         seen = self.browse()
         existing = {g.key: g for g in self.with_context(active_test=False).search([])}
         for group in groups:
-            days = [q.date for q in questions if q.query_id in set(group.query_ids) and q.date]
+            days = [date_of[i] for i in group.query_ids if date_of.get(i)]
             vals = {"name": group.label, "kind": group.kind, "topic": group.key.split(":", 1)[1]
                     if group.kind == "topic" else False, "query_ids": [fields.Command.set(group.query_ids)],
                     "count": len(group.query_ids), "count_refused": group.refused, "count_unsure": group.unsure,
@@ -155,6 +178,47 @@ class PvKbGap(models.Model):
         check_manager(self.env)
         self.write({"note_state": "done"})
         return True
+
+
+def gap_vector_key(model, prefix, text):
+    """The key a gap question's embedding is stored under: the model, the prefix and the text embedded."""
+    return hashlib.sha256(f"{model}\x00{prefix}\x00{text}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class PvKbGapVector(models.Model):
+    """Embeddings of gap questions, stored once (float32 bytes), so that a health run asks the model server
+    only for questions it has not embedded before. Written and read by the health run (sudo) only."""
+
+    _name = "pv.kb.gap.vector"
+    _description = "Embedding of a gap question"
+    _log_access = False
+
+    key = fields.Char(required=True, readonly=True)
+
+    _key_uniq = models.Constraint("UNIQUE(key)", "A gap vector key is unique.")
+
+    def init(self):
+        self.env.cr.execute("ALTER TABLE pv_kb_gap_vector ADD COLUMN IF NOT EXISTS vector bytea")
+
+    @api.model
+    def _lookup(self, keys):
+        """{key: float32 array} of the stored vectors among ``keys``."""
+        found = {}
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), 5000):
+            self.env.cr.execute("SELECT key, vector FROM pv_kb_gap_vector WHERE key = ANY(%s) AND vector IS NOT NULL",
+                                [unique[start:start + 5000]])
+            for key, blob in self.env.cr.fetchall():
+                found[key] = np.frombuffer(bytes(blob), dtype=np.float32)
+        return found
+
+    @api.model
+    def _store(self, rows):
+        """Store ``[(key, vector)]`` (an existing key keeps its vector)."""
+        for key, vector in rows:
+            self.env.cr.execute(
+                "INSERT INTO pv_kb_gap_vector (key, vector) VALUES (%s, %s) ON CONFLICT (key) DO NOTHING",
+                [key, np.asarray(vector, dtype=np.float32).tobytes()])
 
 
 class PvKbQuery(models.Model):

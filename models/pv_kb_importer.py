@@ -57,8 +57,10 @@ class PvKbImporter(models.AbstractModel):
         return {kb_id: import_plan.BaseState(h or "", active) for kb_id, h, active in self.env.cr.fetchall()}
 
     @api.model
-    def _plan(self, files: dict[str, bytes], mode: str):
-        batch = kb_batch.load_batch(files)
+    def _plan(self, files: dict[str, bytes], mode: str, origin: str = "cli"):
+        # a batch from the browser renders within a total budget (lib/kb/rendering.py); the command line,
+        # run by the server's operator, only within the budget per entry
+        batch = kb_batch.load_batch(files, render_seconds=None if origin == "cli" else rendering.BATCH_SECONDS)
         base = self._base_state()
         if mode == "sync":
             known = {e.id for e in batch.entries}
@@ -81,7 +83,7 @@ class PvKbImporter(models.AbstractModel):
             if not self.env.cr.fetchone()[0]:
                 raise UserError(self.env._("Another import is running right now. Please try again when it has "
                                            "finished."))
-        batch, plan = self._plan(files, mode)
+        batch, plan = self._plan(files, mode, origin)
         if dry_run:
             report = import_plan.format_report(plan, source=source_name, dry_run=True)
             return ImportResult(plan, report, None, applied=False)
@@ -187,7 +189,8 @@ class PvKbImporter(models.AbstractModel):
             "legal_basis_ids": [fields.Command.set([bases[b] for b in entry.legal_bases])],
             "cross_refs": ",".join(entry.cross_refs) or False,
             "body_md": entry.body,
-            "body_html": rendering.entry_html(entry.body),
+            # rendered by the batch check, within its budget (lib/kb/rendering.py)
+            "body_html": entry.html if entry.html is not None else rendering.render_within(entry.body)[0] or False,
             "summary": summary,
             "content_hash": entry.content_hash,
             "active": True,

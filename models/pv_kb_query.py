@@ -1,5 +1,6 @@
 
 from odoo import api, fields, models
+from odoo.exceptions import AccessError
 
 from .pv_kb_settings import answer_mode_selection
 
@@ -23,6 +24,25 @@ class PvKbConversation(models.Model):
                               ondelete="cascade")
     query_ids = fields.One2many("pv.kb.query", "conversation_id", "Questions")
     query_count = fields.Integer(compute="_compute_query_count")
+
+    def write(self, vals):
+        if "user_id" in vals and any(c.user_id.id != vals["user_id"] for c in self):
+            raise AccessError(self.env._("The owner of a conversation cannot be changed."))
+        return super().write(vals)
+
+    @api.model
+    def _start(self, name):
+        """A new conversation of the current user (the service writes it; users only read their own)."""
+        return self.sudo().create({"name": name, "user_id": self.env.uid}).with_env(self.env)
+
+    def _discard_if_empty(self):
+        """Delete these conversations if no question was logged in them (a first question that failed)."""
+        empty = self.sudo().exists().filtered(lambda c: not c.query_ids)
+        empty.unlink()
+
+    def _rename(self, name):
+        self.ensure_one()
+        self.sudo().write({"name": name})
 
     @api.depends("query_ids")
     def _compute_query_count(self):
@@ -69,6 +89,9 @@ class PvKbQuery(models.Model):
     settings_json = fields.Text("Models and settings (JSON)", readonly=True)
     embedding_model = fields.Char(readonly=True)
     chat_model = fields.Char(readonly=True)
+    server = fields.Char("Model server", readonly=True,
+                         help="The chat server that answered (with several chat servers, see Settings); empty when "
+                              "none did (emergency mode).")
     time_embed_ms = fields.Float("Embed (ms)", readonly=True, digits=(16, 1))
     time_retrieve_ms = fields.Float("Retrieve (ms)", readonly=True, digits=(16, 1))
     time_prompt_ms = fields.Float("Prompt (ms)", readonly=True, digits=(16, 1),
@@ -95,6 +118,20 @@ class PvKbQuery(models.Model):
     feedback = fields.Selection([("up", "👍"), ("down", "👎")], readonly=True)
     feedback_comment = fields.Text(readonly=True)
 
+
+    def write(self, vals):
+        if "user_id" in vals and any(q.user_id.id != vals["user_id"] for q in self):
+            raise AccessError(self.env._("The author of a logged question cannot be changed."))
+        return super().write(vals)
+
+    @api.model
+    def _asked_recently(self, uid, seconds=60):
+        """Questions ``uid`` asked in the last ``seconds``: logged ones and answers still running (slots)."""
+        self.env.cr.execute(
+            "SELECT (SELECT count(*) FROM pv_kb_query WHERE user_id = %s "
+            "          AND create_date > (now() AT TIME ZONE 'UTC') - make_interval(secs => %s))"
+            "     + (SELECT count(*) FROM pv_kb_answer_slot WHERE user_id = %s)", [uid, seconds, uid])
+        return self.env.cr.fetchone()[0]
 
     def _set_feedback(self, rating, comment=None):
         self.ensure_one()

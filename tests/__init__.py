@@ -16,4 +16,6 @@ from . import test_rerank
 from . import test_selection
 from . import test_answer_modes
 from . import test_migrations
+from . import test_hostile
 from . import test_facts
+from . import test_model_servers

@@ -83,7 +83,7 @@ class TestDemoEval(StandInCase):
         # calibrated for multilingual-e5-small with `pv_kb eval` (docs/measurements.md, "Refusal gate")
         cls.set_settings(embed_batch_size=32, gate_dense_floor=0.84, read_timeout=300)
         cls.env["pv.kb.chunk"]._embed_pending()
-        goldset = goldset_format.read_goldset(GOLDSET)
+        goldset = goldset_format.read_goldset(pathlib.Path(GOLDSET))
         cls.gold = goldset.questions
         cls.split = eval_protocol.split_goldset(goldset.questions, goldset.meta)
 
@@ -146,7 +146,7 @@ class TestDemoEval(StandInCase):
                                  known_below=[("paraphrase", "mrr", "dense")])
 
     def test_retrieval_quality_on_the_independent_praxis_gold_set(self):
-        goldset = goldset_format.read_goldset(PRAXIS_GOLDSET)
+        goldset = goldset_format.read_goldset(pathlib.Path(PRAXIS_GOLDSET))
         split = eval_protocol.split_goldset(goldset.questions, goldset.meta)
         self.assertEqual(split.tuning, [], "never tuned on: all of it is held out")
         # with the 601 distractors: 0.926 / 0.835 / 0.783 (dense 0.806 / 0.703 / 0.651; recipe and full-text

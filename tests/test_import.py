@@ -289,6 +289,8 @@ class TestImportWizard(KbCase):
         self.assertEqual((batch.state, batch.count_new, batch.origin), ("done", 3, "wizard"))
         self.assertEqual(batch.user_id, self.manager)
         self.assertEqual(len(self.Entry.search([("kb_id", "like", "tst")])), 3)
+        # the health check after the import runs as the service (a manager only reads runs and findings)
+        self.assertTrue(self.env["pv.kb.health.run"].search([("batch_id", "=", batch.id), ("trigger", "=", "import")]))
 
     def test_bad_batch_cannot_be_applied(self):
         files = batch_files(three_entries(), kbjson=False)

@@ -6,6 +6,7 @@ the user gets the extractive quotes with a one-line reason and the rejected text
 """
 import base64
 import json
+import os
 import re
 import socket
 
@@ -227,6 +228,34 @@ class TestBakeoffRuns(StandInCase):
             Run._bakeoff(self.gold(), ["standin-chat"], ["text"], goldset_name="mini",
                          overrides={"ollama_url": f"http://127.0.0.1:{port}"})
         self.assertEqual(Run.search_count([]), before)
+
+    def test_an_uploaded_gold_set_naming_a_server_file_is_never_read(self):
+        manager = new_test_user(self.env, "pvkb_bake_mgr", groups="pv_kb.group_pv_kb_manager")
+        self.assertFalse(manager.has_group("base.group_system"))
+        real = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "demo_kb",
+                            "goldset.yaml")
+        messages = []
+        for text in (real, real + "-missing.yaml", "/etc/hostname", "/nonexistent/x.yml"):
+            wizard = self.env["pv.kb.bakeoff.wizard"].with_user(manager).create({
+                "chat_models": "standin-chat", "goldset_file": base64.b64encode(text.encode()),
+                "goldset_filename": "g.yaml"})
+            with self.assertRaises(UserError) as info:
+                wizard.action_run()
+            message = str(info.exception)
+            self.assertNotIn("q-", message)          # no id of the demo gold set
+            self.assertNotIn(text, message)
+            messages.append(message)
+        self.assertEqual(len(set(messages)), 1, "the message never tells whether a path exists")
+
+    def test_an_alias_bomb_upload_gives_a_short_error(self):
+        levels = ['a0: &a0 ["lol"]'] + [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9)]
+        text = "\n".join(levels) + "\nquestions:\n  - id: *a8\n    question: q\n    kind: fact\n"
+        wizard = self.env["pv.kb.bakeoff.wizard"].create({
+            "chat_models": "standin-chat", "goldset_file": base64.b64encode(text.encode()),
+            "goldset_filename": "g.yaml"})
+        with self.assertRaises(UserError) as info:
+            wizard.action_run()
+        self.assertLess(len(str(info.exception)), 2000)
 
     def test_only_managers_start_a_bakeoff(self):
         user = new_test_user(self.env, "pvkb_bake_user", groups="pv_kb.group_pv_kb_user")

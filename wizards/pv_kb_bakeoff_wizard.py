@@ -1,5 +1,6 @@
 import base64
 import os
+import pathlib
 
 from odoo import Command, fields, models
 from odoo.exceptions import AccessError, UserError
@@ -42,17 +43,17 @@ class PvKbBakeoffWizard(models.TransientModel):
         modes = [line.mode for line in self.mode_line_ids if line.selected and line.mode in answer_modes.keys()]
         if not models_ or not modes:
             raise UserError(self.env._("Please name at least one chat model and choose at least one answer mode."))
+        # an upload is always the gold set itself (bytes), never a path: server paths are for the command line
         if self.goldset_file:
-            text = base64.b64decode(self.goldset_file).decode("utf-8", errors="replace")
-            name = self.goldset_filename or "goldset.yaml"
+            source = base64.b64decode(self.goldset_file)
+            name = (self.goldset_filename or "goldset.yaml")[:120]
         else:
-            with open(DEMO_GOLDSET, encoding="utf-8") as handle:
-                text = handle.read()
+            source = pathlib.Path(DEMO_GOLDSET)
             name = "demo goldset.yaml"
         try:
-            goldset = goldset_format.read_goldset(text)
+            goldset = goldset_format.read_goldset(source)
         except goldset_format.GoldsetError as exc:
-            raise UserError("\n".join(exc.problems)) from exc
+            raise UserError(str(exc)) from None   # bounded: the first findings, each cut
         gold = goldset.questions
         if self.held_out_only:
             gold, name = bakeoff.held_out(gold, goldset.meta), name + " (held-out)"

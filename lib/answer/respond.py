@@ -13,7 +13,7 @@ import time
 
 from ..llm import errors as ollama_errors
 from ..pii import gate as pii
-from . import gate, modes, stages
+from . import gate, links, modes, stages
 from .modes import common
 from .types import AgentAnswer, PreparedQuestion  # noqa: F401 - the agent and the stream take them from here
 
@@ -48,8 +48,11 @@ def respond(prepared, make_client, *, on_delta=None, deadline=None, cancel=None)
         # the client refused a request the gate did not pass (lib/pii.check_request): nothing was sent
         answer = texts["pii_failed"] if isinstance(exc, pii.PiiGateError) else texts["failed"]
         result = AgentAnswer(status="fehler", answer=answer, violations=[f"{type(exc).__name__}: {exc}"])
+    _drop_foreign_links(result, prepared)
     retrieval = prepared.retrieval
     result.retrieval = retrieval
+    if result.status != "notbetrieb":
+        result.server = prepared.answered_by
     result.retrieved_ids = retrieval.entry_ids if retrieval else []
     result.timings.update(prepared.timings)
     result.steps = step_report(prepared)
@@ -60,6 +63,19 @@ def respond(prepared, make_client, *, on_delta=None, deadline=None, cancel=None)
         result.pii_mapping = prepared.gated.mapping.to_dict()
     result.timings["total_ms"] = (time.perf_counter() - prepared.started) * 1000
     return result
+
+
+def _drop_foreign_links(result, prepared):
+    """Every answer mode ends here: links whose address is not in a cited block are dropped (lib/answer/links);
+    the model's text with them stays in the log (``rejected``), each address as a violation."""
+    cited = set(result.cited_ids)
+    texts = [b.text for b in (prepared.blocks or []) if b.entry_id in cited]
+    answer, dropped = links.keep_cited_links(result.answer, texts)
+    if dropped:
+        result.rejected = "\n\n".join(filter(None, [result.rejected, result.answer]))
+        result.answer = answer.strip()
+        # the addresses themselves only in the log (``rejected``): the panel shows violations to the user
+        result.violations = list(result.violations) + [f"link_dropped ({len(dropped)})"]
 
 
 def step_report(prepared):

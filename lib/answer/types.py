@@ -111,6 +111,7 @@ class AgentAnswer:
     quotes: list = field(default_factory=list)   # [{"kb_id", "passage"}]: the passage each citation rests on
     rejected: str = ""                # model text that was not shown (kept in the question log)
     steps: dict = field(default_factory=dict)    # {"rerank"|"rewrite": {"status", "reason", …}} when they ran
+    server: str = ""                  # the (redacted) URL of the chat server that answered; "" when none did
 
 
 @dataclass
@@ -135,6 +136,7 @@ class PreparedQuestion:
     timings: dict = field(default_factory=dict)
     # the optional model steps (lib/answer/stages.py)
     search_query: str | None = None   # the accepted rewrite: searched instead of ``query``, never shown
+    answered_by: str = ""             # the chat server of the last model answer (ChatResult.server)
     rewrite: object = None            # lib.query_rewrite.Outcome when rewriting is on
     rerank: object = None             # lib.rerank.Outcome when reranking ran
     pending: bool = False             # reranking on: blocks and messages wait for the model's order

@@ -9,7 +9,10 @@ Refusals, *unsicher* answers and 👎 ratings are grouped two ways (no Odoo impo
   group's key (its first question) stays stable while the log grows.
 
 Before embedding, words shared by many logged questions are dropped (:func:`focus_texts`): they
-say how people ask, not what about. Vectors are plain lists of floats; they are normalised here.
+say how people ask, not what about. Vectors come as lists of floats (or arrays); they are normalised here.
+Both groupings are vectorised with numpy: the topic match is one matrix product, the leader clustering one
+matrix-vector product per question against the leaders so far (the run takes a bounded window of the log,
+``pv.kb.gap._gap_questions``).
 """
 from __future__ import annotations
 
@@ -18,6 +21,8 @@ import math
 import re
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
+
+import numpy as np
 
 GAP_STATUSES = ("verweigert", "unsicher")
 
@@ -115,6 +120,16 @@ def focus_texts(texts: Sequence[str], max_share: float = 0.05, min_docs: int = 3
     return out
 
 
+def _unit_rows(vectors: Sequence[Sequence[float]]) -> np.ndarray:
+    """The vectors as rows of a float32 matrix, each scaled to length 1 (zero rows stay zero)."""
+    matrix = np.asarray(vectors, dtype=np.float32)
+    if matrix.ndim != 2:
+        matrix = matrix.reshape(len(vectors), -1)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    np.divide(matrix, norms, out=matrix, where=norms > 0)
+    return matrix
+
+
 def nearest_topic(vector: Sequence[float], references: Sequence[tuple[str, Sequence[float]]]) -> tuple[str, float]:
     """(topic, similarity) of the most similar reference vector (an entry profile or a topic
     centroid); ties go to the earlier reference."""
@@ -129,15 +144,21 @@ def nearest_topic(vector: Sequence[float], references: Sequence[tuple[str, Seque
 def group_by_topic(questions: Iterable[LoggedQuestion], references: Sequence[tuple[str, Sequence[float]]],
                    labels: dict[str, str] | None = None) -> list[Group]:
     """One group per nearest topic (topic of the most similar reference vector); questions without
-    a vector go to the group "ohne Thema"."""
-    references = sorted(((t, normalise(v)) for t, v in references if v), key=lambda r: r[0])
+    a vector go to the group "ohne Thema". Ties go to the reference whose topic sorts first."""
+    references = sorted(((t, v) for t, v in references if v is not None and len(v)), key=lambda r: r[0])
+    ordered = sorted(questions, key=lambda q: q.query_id)
+    with_vector = [i for i, q in enumerate(ordered) if q.vector is not None and len(q.vector)]
+    topic_of: dict[int, tuple[str, float]] = {}
+    if references and with_vector:
+        ref_matrix = _unit_rows([v for _t, v in references])
+        sims = _unit_rows([ordered[i].vector for i in with_vector]) @ ref_matrix.T
+        best = sims.argmax(axis=1)           # the first maximum: the earlier reference
+        for row, index in enumerate(with_vector):
+            topic_of[index] = (references[best[row]][0], float(sims[row, best[row]]))
     groups: dict[str, Group] = {}
     sums: dict[str, float] = {}
-    for question in sorted(questions, key=lambda q: q.query_id):
-        if question.vector and references:
-            topic, similarity = nearest_topic(normalise(question.vector), references)
-        else:
-            topic, similarity = "", 0.0
+    for index, question in enumerate(ordered):
+        topic, similarity = topic_of.get(index, ("", 0.0))
         key = f"topic:{topic or '-'}"
         group = groups.get(key)
         if group is None:
@@ -155,30 +176,34 @@ def cluster(questions: Iterable[LoggedQuestion], threshold: float = 0.8) -> list
 
     Each question joins the most similar existing leader when that similarity reaches
     ``threshold``, else it leads a new cluster. Questions without a vector are left out.
+    One matrix-vector product per question against the leaders so far (numpy).
     """
-    leaders: list[tuple[Group, list[float]]] = []
+    ordered = [q for q in sorted(questions, key=lambda q: q.query_id) if q.vector is not None and len(q.vector)]
+    if not ordered:
+        return []
+    matrix = _unit_rows([q.vector for q in ordered])
+    leaders = np.empty_like(matrix)           # rows 0..count-1 are the leaders' vectors
+    count = 0
+    groups: list[Group] = []
     sums: list[float] = []
-    for question in sorted(questions, key=lambda q: q.query_id):
-        if not question.vector:
-            continue
-        vector = normalise(question.vector)
+    for row, question in enumerate(ordered):
+        vector = matrix[row]
         best, best_sim = -1, -2.0
-        for index, (_group, leader) in enumerate(leaders):
-            similarity = dot(vector, leader)
-            if similarity > best_sim:
-                best, best_sim = index, similarity
+        if count:
+            sims = leaders[:count] @ vector
+            best = int(sims.argmax())
+            best_sim = float(sims[best])
         if best < 0 or best_sim < threshold:
             label = " ".join(question.question.split())
-            group = Group(f"cluster:{question.query_id}", label[:120], "cluster")
-            leaders.append((group, vector))
+            groups.append(Group(f"cluster:{question.query_id}", label[:120], "cluster"))
             sums.append(0.0)
-            best, best_sim = len(leaders) - 1, 1.0
-        _count(leaders[best][0], question)
+            leaders[count] = vector
+            best, best_sim = count, 1.0
+            count += 1
+        _count(groups[best], question)
         sums[best] += best_sim
-    groups = []
-    for (group, _leader), total in zip(leaders, sums):
+    for group, total in zip(groups, sums):
         group.similarity = total / len(group.query_ids)
-        groups.append(group)
     return sorted(groups, key=lambda g: (-len(g.query_ids), g.key))
 
 

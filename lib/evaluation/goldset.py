@@ -13,9 +13,11 @@ import difflib
 import os
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import yaml
+
+from ..text import untrusted
+from ..text.untrusted import quote
 
 KINDS = ("fact", "paraphrase", "compound", "multi", "conflict", "refuse", "injection")
 ANSWERABLE_KINDS = ("fact", "paraphrase", "compound", "multi", "conflict")
@@ -31,7 +33,8 @@ class GoldsetError(ValueError):
 
     def __init__(self, problems: list[str]):
         self.problems = problems
-        super().__init__("\n".join(problems))
+        # what a user sees is bounded: the first findings, each cut, and how many more there are
+        super().__init__(untrusted.cap_lines(problems))
 
 
 @dataclass
@@ -56,18 +59,31 @@ class GoldSet:
     name: str = "Goldfragen"
 
 
-def _read(text_or_path) -> tuple[str, str]:
-    """(YAML text, name for messages)."""
-    if isinstance(text_or_path, Path):
-        return text_or_path.read_text(encoding="utf-8"), str(text_or_path)
-    text = str(text_or_path)
-    if "\n" not in text and (text.endswith((".yml", ".yaml")) or os.path.isfile(text)):
+def _read(source) -> tuple[str, str]:
+    """(YAML text, name for messages). A text is always the gold set itself, never a path: only a path
+    object (``pathlib.Path``, given by server-side code such as the command line) names a file."""
+    if isinstance(source, os.PathLike):
+        path = os.fspath(source)
         try:
-            return Path(text).read_text(encoding="utf-8"), text
+            with open(path, "rb") as handle:
+                raw = handle.read()
         except OSError as exc:
-            raise GoldsetError([f"Die Goldfragen-Datei {text} lässt sich nicht lesen ({exc.strerror}). "
+            raise GoldsetError([f"Die Goldfragen-Datei {path} lässt sich nicht lesen ({exc.strerror}). "
                                 "Bitte Pfad und Berechtigungen prüfen."]) from exc
-    return text, "Goldfragen"
+        return _decode(raw, str(path)), str(path)
+    if isinstance(source, (bytes, bytearray)):
+        return _decode(bytes(source), "Goldfragen"), "Goldfragen"
+    if isinstance(source, str):
+        return source, "Goldfragen"
+    raise TypeError("a gold set is YAML text, bytes or a path object")
+
+
+def _decode(raw: bytes, name: str) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise GoldsetError([f"{name} ist nicht UTF-8-kodiert (ungültiges Byte an Position {exc.start}). "
+                            "Bitte die Datei als UTF-8 speichern."]) from None
 
 
 def _string_list(value, label: str, qid: str, problems: list[str]) -> list[str]:
@@ -82,7 +98,10 @@ def _string_list(value, label: str, qid: str, problems: list[str]) -> list[str]:
 
 
 def read_goldset(text_or_path, known_ids: set[str] | None = None) -> GoldSet:
-    """Read a gold set (YAML text, or a path to a .yml/.yaml file) and validate it.
+    """Read a gold set (YAML text or bytes, or a ``pathlib.Path`` to a file) and validate it.
+
+    A text is always the gold set itself: a line that names a file is not read (paths come only from
+    server-side code such as the command line, as path objects).
 
     Accepted shapes: a list of questions, or a mapping with the list under
     ``questions`` (its other top-level keys are metadata, kept in
@@ -99,12 +118,15 @@ def read_goldset(text_or_path, known_ids: set[str] | None = None) -> GoldSet:
     """
     text, name = _read(text_or_path)
     try:
-        data = yaml.safe_load(text)
+        data = untrusted.load_yaml(text)
+    except untrusted.YamlRefused as exc:
+        raise GoldsetError([f"{name} wird nicht gelesen: {exc}"]) from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (Zeile {mark.line + 1})" if mark is not None else ""
-        raise GoldsetError([f"{name} ist kein gültiges YAML{where}. Bitte die Einrückung und die "
-                            "Anführungszeichen prüfen."]) from exc
+        raise GoldsetError([f"{name} ist kein gültiges YAML{untrusted.yaml_line(exc)}. Bitte die Einrückung "
+                            "und die Anführungszeichen prüfen."]) from None
+    except (Exception, RecursionError) as exc:  # noqa: BLE001 - any loader failure is the file's fault
+        raise GoldsetError([f"{name} konnte nicht gelesen werden ({type(exc).__name__}). Bitte die "
+                            "YAML-Syntax prüfen."]) from None
     meta: dict = {}
     if isinstance(data, dict) and "questions" in data:
         meta = {str(key): value for key, value in data.items() if key != "questions"}
@@ -121,28 +143,33 @@ def read_goldset(text_or_path, known_ids: set[str] | None = None) -> GoldSet:
         if not isinstance(item, dict):
             problems.append(f"Eintrag {position}: Eine Frage muss aus Schlüsseln wie id, question, kind bestehen.")
             continue
-        qid = str(item.get("id") or "").strip()
-        label = qid or f"Nr. {position}"
-        if not qid:
+        raw_id = item.get("id")
+        qid = str(raw_id).strip() if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else ""
+        label = quote(qid, 60)[1:-1] if qid else f"Nr. {position}"
+        if raw_id not in (None, "") and not qid:
+            problems.append(f"Frage {label}: Die id muss ein Text sein, nicht {quote(raw_id, 40)}.")
+        elif not qid:
             problems.append(f"Frage {label}: Die id fehlt. Bitte eine eindeutige id wie q-sz-01 eintragen.")
         elif qid in seen:
-            problems.append(f"Frage {qid}: Die id kommt mehrfach vor. Bitte jeder Frage eine eigene id geben.")
+            problems.append(f"Frage {label}: Die id kommt mehrfach vor. Bitte jeder Frage eine eigene id geben.")
         seen.add(qid)
         for key in item:
             if key in _KEYS:
                 continue
-            close = difflib.get_close_matches(str(key), _KEYS, n=1, cutoff=0.75)
+            shown_key = quote(key, 40)
+            close = difflib.get_close_matches(str(key), _KEYS, n=1, cutoff=0.75) if len(str(key)) <= 40 else []
             if close and close[0] not in item:
-                problems.append(f"Frage {label}: Unbekannter Schlüssel '{key}'. Gemeint ist wohl '{close[0]}'.")
+                problems.append(f"Frage {label}: Unbekannter Schlüssel {shown_key}. Gemeint ist wohl '{close[0]}'.")
             else:
-                unknown_keys.setdefault(str(key), []).append(label)
+                unknown_keys.setdefault(shown_key, []).append(label)
         question = item.get("question")
         if not isinstance(question, str) or not question.strip():
             problems.append(f"Frage {label}: Der Fragetext (question) fehlt.")
             question = ""
-        kind = str(item.get("kind") or "").strip()
+        raw_kind = item.get("kind")
+        kind = raw_kind.strip() if isinstance(raw_kind, str) else ""
         if kind not in KINDS:
-            shown = f"'{kind}'" if kind else "keine"
+            shown = quote(kind or raw_kind, 40) if (kind or raw_kind) else "keine"
             problems.append(f"Frage {label}: Art {shown} ist unbekannt. Erlaubt sind: {', '.join(KINDS)}.")
         expected = _string_list(item.get("expected_ids"), "expected_ids", label, problems)
         must = _string_list(item.get("answer_must_contain"), "answer_must_contain", label, problems)
@@ -153,7 +180,7 @@ def read_goldset(text_or_path, known_ids: set[str] | None = None) -> GoldSet:
         if known_ids is not None:
             unknown = [e for e in expected if e not in known_ids]
             if unknown:
-                problems.append(f"Frage {label}: Die erwarteten Einträge {', '.join(unknown)} gibt es in der "
+                problems.append(f"Frage {label}: Die erwarteten Einträge {untrusted.cap(', '.join(unknown), 200)} gibt es in der "
                                 "Wissensbasis nicht. Bitte die ids prüfen.")
         questions.append(GoldQuestion(qid, question.strip(), kind, expected, must, must_not))
     if problems:
@@ -161,7 +188,7 @@ def read_goldset(text_or_path, known_ids: set[str] | None = None) -> GoldSet:
     notes = []
     for key, labels in unknown_keys.items():
         shown = ", ".join(labels[:3]) + (f" und {len(labels) - 3} weiteren" if len(labels) > 3 else "")
-        notes.append(f"{name}: Schlüssel '{key}' ist unbekannt und wird nicht ausgewertet (bei Frage {shown}).")
+        notes.append(f"{name}: Schlüssel {key} ist unbekannt und wird nicht ausgewertet (bei Frage {shown}).")
     return GoldSet(questions, meta, notes, name)
 
 

@@ -10,6 +10,9 @@ import json
 from dataclasses import dataclass
 from typing import Iterable
 
+from ..text import untrusted
+from . import rendering
+from ..text.untrusted import quote
 from .format import (
     BODY_REF_RE,
     BOM,
@@ -94,7 +97,7 @@ def _load_kbjson(raw: bytes | None, issues: list[Issue]) -> dict | None:
         data = json.loads((raw[len(BOM):] if raw.startswith(BOM) else raw).decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         issues.append(Issue(KBJSON, ERROR, "kbjson_invalid",
-                            f"kb.json ist kein gültiges UTF-8-JSON ({exc}). Bitte die Datei neu erzeugen."))
+                            f"kb.json ist kein gültiges UTF-8-JSON ({untrusted.cap(str(exc), 200)}). Bitte die Datei neu erzeugen."))
         return None
     except RecursionError:
         issues.append(Issue(KBJSON, ERROR, "kbjson_invalid",
@@ -118,7 +121,7 @@ def _kbjson_records(data: dict, issues: list[Issue]) -> dict[str, dict]:
             continue
         if rid in records:
             issues.append(Issue(KBJSON, ERROR, "kbjson_duplicate",
-                                f"Die ID '{rid}' steht mehrfach in kb.json. Bitte die Datei neu erzeugen."))
+                                f"Die ID {quote(rid)} steht mehrfach in kb.json. Bitte die Datei neu erzeugen."))
             continue
         records[rid] = record
     return records
@@ -129,7 +132,7 @@ def _check_count(data: dict, n_files: int, issues: list[Issue]) -> None:
     listed = len(data["entries"])
     if not isinstance(count, int) or isinstance(count, bool):
         issues.append(Issue(KBJSON, ERROR, "kbjson_invalid",
-                            f"Das Feld 'count' in kb.json fehlt oder ist keine Zahl ({count!r}). Bitte die "
+                            f"Das Feld 'count' in kb.json fehlt oder ist keine Zahl ({quote(count)}). Bitte die "
                             "Datei neu erzeugen."))
         return
     if count != listed:
@@ -151,7 +154,7 @@ def _compare_record(entry: ParsedEntry, record: dict) -> list[Issue]:
         theirs = stand_text(record[key]) if key == "stand" else record[key]
         if theirs != ours:
             issues.append(Issue(entry.file, WARNING, "kbjson_mismatch",
-                                f"Feld '{key}' weicht von kb.json ab: Datei {ours!r}, kb.json {theirs!r}. "
+                                f"Feld '{key}' weicht von kb.json ab: Datei {quote(ours)}, kb.json {quote(theirs)}. "
                                 "Bitte kb.json neu erzeugen."))
     for key in LIST_KEYS:
         theirs = record.get(key)
@@ -161,7 +164,7 @@ def _compare_record(entry: ParsedEntry, record: dict) -> list[Issue]:
     rec_file = record.get("file")
     if isinstance(rec_file, str) and rec_file not in (entry.file, entry.file.rsplit("/", 1)[-1]):
         issues.append(Issue(entry.file, WARNING, "kbjson_mismatch",
-                            f"kb.json nennt für '{entry.id}' die Datei {rec_file!r}. Bitte kb.json neu erzeugen."))
+                            f"kb.json nennt für '{entry.id}' die Datei {quote(rec_file)}. Bitte kb.json neu erzeugen."))
     return issues
 
 
@@ -171,7 +174,8 @@ def _compare_record(entry: ParsedEntry, record: dict) -> list[Issue]:
 _LEVEL_RANK = {ERROR: 0, WARNING: 1}
 
 
-def load_batch(files: dict[str, bytes], known_ids: Iterable[str] | None = None) -> Batch:
+def load_batch(files: dict[str, bytes], known_ids: Iterable[str] | None = None, *, render: bool = True,
+               render_seconds: float | None = rendering.BATCH_SECONDS) -> Batch:
     """Parse and validate a whole batch (paths relative to the KB root, "/" separated).
 
     Entry files are ``dokumente/*.md``; ``kb.json`` is required; ``INDEX.md`` is
@@ -179,6 +183,9 @@ def load_batch(files: dict[str, bytes], known_ids: Iterable[str] | None = None) 
     without errors are returned. Cross references are checked only if
     ``known_ids`` is given (ids of the base outside this batch; pass ``set()``
     to check against the batch alone); otherwise call :func:`check_cross_refs`.
+    Every valid entry is rendered (:mod:`.rendering`, within its time budget; ``render_seconds``: CPU
+    seconds for the whole batch, None = no total) unless ``render`` is False; an entry too costly to render
+    is an error ("render_costly").
     """
     issues: list[Issue] = []
     parsed: list[tuple[str, ParsedEntry | None, str | None, list[Issue]]] = []
@@ -218,7 +225,7 @@ def load_batch(files: dict[str, bytes], known_ids: Iterable[str] | None = None) 
         records = _kbjson_records(kb_json, issues)
         for rid in sorted(set(records) - set(files_by_id)):
             issues.append(Issue(KBJSON, ERROR, "kbjson_missing_id",
-                                f"kb.json nennt '{rid}', aber die Datei dokumente/{rid}.md fehlt. Bitte die "
+                                f"kb.json nennt {quote(rid)}, aber die Datei dokumente/{quote(rid, 60)[1:-1]}.md fehlt. Bitte die "
                                 "Datei ergänzen oder kb.json neu erzeugen."))
         for path, entry, _known_id, _i in parsed:
             file_id = ids_by_file[path]
@@ -229,8 +236,14 @@ def load_batch(files: dict[str, bytes], known_ids: Iterable[str] | None = None) 
                 extra[path].extend(_compare_record(entry, records[file_id]))
 
     entries: list[ParsedEntry] = []
+    renderer = rendering.BatchRenderer(batch_seconds=render_seconds)
     for path, entry, _known_id, entry_issues in parsed:
         all_issues = entry_issues + extra[path]
+        if entry is not None and not any(i.level == ERROR for i in all_issues) and render:
+            # the check renders with the code and the budget of the apply, which stores this HTML
+            entry.html, reason = renderer.render(entry.body)
+            if reason:
+                all_issues.append(Issue(path, ERROR, "render_costly", f"Der Eintrag wird nicht übernommen: {reason}"))
         issues.extend(all_issues)
         if entry is not None and not any(i.level == ERROR for i in all_issues):
             entries.append(entry)

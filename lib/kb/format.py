@@ -18,25 +18,11 @@ from typing import Any
 
 import yaml
 
-from ..text import md_blocks, german as text_de
+from ..text import md_blocks, german as text_de, untrusted
+from ..text.untrusted import quote
 
 
 
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """Safe YAML loader (C-accelerated when available) that keeps impossible dates as text.
-
-    PyYAML turns ``2026-01-15`` into a date but raises on ``2025-02-29``; here
-    such a value stays a string so that the validator can name the field.
-    """
-
-    def construct_yaml_timestamp(self, node):  # noqa: D102 - PyYAML hook
-        try:
-            return super().construct_yaml_timestamp(node)
-        except ValueError:
-            return self.construct_scalar(node)
-
-
-_Loader.add_constructor("tag:yaml.org,2002:timestamp", _Loader.construct_yaml_timestamp)
 
 ERROR = "error"
 WARNING = "warning"
@@ -57,6 +43,7 @@ ENTRY_ID = r"(?=(?:[0-9]+-)*[0-9]*[a-z])[a-z0-9]+(?:-[a-z0-9]+)+"
 ID_RE = re.compile(rf"^{ENTRY_ID}$")
 _STAND_RE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
 BOM = b"\xef\xbb\xbf"
+MAX_BODY_CHARS = 200_000   # characters of an entry's text (the largest real entries have ~30,000); rendering.py
 # "[lb-atz-09]" in the text (a date such as "[2026-01]" is no id: it holds no letter)
 BODY_REF_RE = re.compile(rf"\[({ENTRY_ID})\]")
 
@@ -80,6 +67,11 @@ class Issue:
     level: str
     code: str
     message: str
+
+    def __post_init__(self):
+        # every message is bounded, whatever a check quoted into it
+        if len(self.message) > untrusted.MESSAGE_LIMIT:
+            object.__setattr__(self, "message", untrusted.cap(self.message))
 
 
 @dataclass
@@ -110,6 +102,7 @@ class ParsedEntry:
     content_hash: str
     file: str
     frontmatter: dict
+    html: str | None = None     # the rendered body, set by the batch check (lib/kb/batch.py) for the apply
 
 
 # --------------------------------------------------------------------------- helpers
@@ -193,16 +186,18 @@ def _split_frontmatter(text: str, file: str, issues: list[Issue]) -> tuple[str, 
 
 def _load_yaml(text: str, file: str, issues: list[Issue]) -> dict | None:
     try:
-        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - safe loader
+        data = untrusted.load_yaml(text)
+    except untrusted.YamlRefused as exc:
+        issues.append(Issue(file, ERROR, "yaml_alias", f"Der Frontmatter wird nicht gelesen: {exc}"))
+        return None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (Zeile {mark.line + 2})" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "unbekannter Fehler"
+        problem = str(getattr(exc, "problem", None) or "unbekannter Fehler")
         issues.append(Issue(file, ERROR, "yaml_invalid",
-                            f"Der Frontmatter ist kein gültiges YAML{where}: {problem}. Bitte die Syntax "
+                            f"Der Frontmatter ist kein gültiges YAML{untrusted.yaml_line(exc, 2)}: "
+                            f"{untrusted.cap(problem, 200)}. Bitte die Syntax "
                             "prüfen, z. B. Doppelpunkte in Werten in Anführungszeichen setzen."))
         return None
-    except Exception as exc:  # any other loader failure must not escape
+    except (Exception, RecursionError) as exc:  # any other loader failure must not escape
         issues.append(Issue(file, ERROR, "yaml_invalid",
                             f"Der Frontmatter konnte nicht gelesen werden ({type(exc).__name__}). "
                             "Bitte die YAML-Syntax prüfen."))
@@ -224,7 +219,7 @@ def _text_field(data: dict, key: str, file: str, issues: list[Issue]) -> str | N
         return None
     if not isinstance(value, str):
         issues.append(Issue(file, ERROR, "key_invalid",
-                            f"Feld '{key}' muss Text sein, enthält aber {value!r}. Bitte den Wert in "
+                            f"Feld '{key}' muss Text sein, enthält aber {quote(value)}. Bitte den Wert in "
                             "Anführungszeichen setzen."))
         return None
     return value.strip()
@@ -247,7 +242,7 @@ def _list_field(data: dict, key: str, file: str, issues: list[Issue]) -> list[st
     for item in value:
         if not isinstance(item, str):
             issues.append(Issue(file, ERROR, "list_invalid",
-                                f"Feld '{key}' enthält den Wert {item!r}, der kein Text ist. Bitte alle "
+                                f"Feld '{key}' enthält den Wert {quote(item)}, der kein Text ist. Bitte alle "
                                 "Listenelemente als Text schreiben (bei Bedarf in Anführungszeichen)."))
             return None
         if not item.strip():
@@ -348,7 +343,7 @@ def _parse(raw: bytes, file: str) -> tuple[ParsedEntry | None, str | None, list[
                             "Pflichtfeld 'id' fehlt oder ist leer. Bitte im Frontmatter ergänzen."))
     elif not isinstance(raw_id, str) or not ID_RE.match(raw_id.strip()):
         issues.append(Issue(file, ERROR, "id_invalid",
-                            f"Die ID {raw_id!r} hat nicht das Format '<reihe>-<cluster>-<nr>' in "
+                            f"Die ID {quote(raw_id)} hat nicht das Format '<reihe>-<cluster>-<nr>' in "
                             "Kleinbuchstaben, Ziffern und Bindestrichen (z. B. 'lb-atz-07')."))
     else:
         known_id = raw_id.strip()
@@ -369,11 +364,16 @@ def _parse(raw: bytes, file: str) -> tuple[ParsedEntry | None, str | None, list[
         stand = parse_stand(data["stand"])
         if stand is None:
             issues.append(Issue(file, ERROR, "stand_invalid",
-                                f"Der Stand {stand_text(data['stand'])!r} ist kein gültiges Datum. "
+                                f"Der Stand {quote(stand_text(data['stand']))} ist kein gültiges Datum. "
                                 "Bitte JJJJ-MM (z. B. 2026-01) oder JJJJ-MM-TT angeben."))
 
     lists = {key: _list_field(data, key, file, issues) for key in LIST_KEYS}
 
+    if len(body) > MAX_BODY_CHARS:
+        issues.append(Issue(file, ERROR, "body_too_large",
+                            f"Der Text des Eintrags ist mit {len(body):,} Zeichen zu lang (höchstens "
+                            f"{MAX_BODY_CHARS:,}). Bitte den Eintrag aufteilen.".replace(",", ".")))
+        return None, known_id, issues
     sections, _h1 = split_sections(body)
     issues.extend(_section_issues(sections, file))
 
@@ -405,5 +405,5 @@ def parse_checked(raw: bytes, file: str) -> tuple[ParsedEntry | None, str | None
         return _parse(raw, file)
     except Exception as exc:  # noqa: BLE001 - the last line of defence, reported to the user
         return None, None, [Issue(file, ERROR, "internal",
-                                  f"Die Datei konnte nicht gelesen werden ({type(exc).__name__}: {exc}). "
+                                  f"Die Datei konnte nicht gelesen werden ({type(exc).__name__}: {untrusted.cap(str(exc), 200)}). "
                                   "Bitte die Datei prüfen und den Fehler melden.")]

@@ -128,6 +128,15 @@ def diff_chunks(existing_hashes: Sequence[str], new_hashes: Sequence[str]) -> Ch
 _LEVEL_DE = {"error": "Fehler", "warning": "Warnung"}
 
 
+REPORT_MAX_ISSUES = 100     # problems listed in a report (all are kept as records of the import log)
+REPORT_MAX_IDS = 50
+
+
+def _some(ids: list[str]) -> str:
+    shown = ", ".join(ids[:REPORT_MAX_IDS])
+    return shown + (f" und {len(ids) - REPORT_MAX_IDS} weitere" if len(ids) > REPORT_MAX_IDS else "")
+
+
 def format_report(plan: ImportPlan, *, source: str = "", dry_run: bool = False, applied: bool = False) -> str:
     """German plain-text report: verdict, counts, every problem with its file."""
     c = plan.counts()
@@ -150,13 +159,18 @@ def format_report(plan: ImportPlan, *, source: str = "", dry_run: bool = False, 
         f" · archiviert: {c['archived']} · abgelehnt: {c['rejected']}"
         f" · Fehler: {c['errors']} · Warnungen: {c['warnings']}")
     if plan.reactivated:
-        lines.append("Wieder aktiviert: " + ", ".join(plan.reactivated))
+        lines.append("Wieder aktiviert: " + _some(plan.reactivated))
     if plan.archived:
-        lines.append("Archiviert: " + ", ".join(plan.archived))
+        lines.append("Archiviert: " + _some(plan.archived))
     if plan.issues:
         lines.append("")
         lines.append("Probleme:")
-        for issue in sorted(plan.issues, key=lambda i: (i.level != "error", i.file, i.code)):
-            where = issue.file or "Stapel"
-            lines.append(f"- [{_LEVEL_DE.get(issue.level, issue.level)}] {where}: {issue.message}")
+        ordered = sorted(plan.issues, key=lambda i: (i.level != "error", i.file, i.code))
+        for issue in ordered[:REPORT_MAX_ISSUES]:
+            where = (issue.file or "Stapel")[:200]
+            message = issue.message if len(issue.message) <= 500 else issue.message[:500] + " …"
+            lines.append(f"- [{_LEVEL_DE.get(issue.level, issue.level)}] {where}: {message}")
+        if len(ordered) > REPORT_MAX_ISSUES:
+            lines.append(f"- … und {len(ordered) - REPORT_MAX_ISSUES} weitere (vollständig in den Problemen "
+                         "des Importprotokolls)")
     return "\n".join(lines) + "\n"

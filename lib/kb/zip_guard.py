@@ -18,6 +18,8 @@ import zlib
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from ..text import untrusted
+
 _PIECE = 64 * 1024
 _DRIVE_RE = re.compile(r"^[A-Za-z]:")
 _IGNORED_NAMES = {"__MACOSX", "Thumbs.db", "desktop.ini"}
@@ -26,7 +28,11 @@ ENTRY_DIR = "dokumente"
 
 
 class ZipGuardError(Exception):
-    """A batch that must not be read; the message is a German sentence for the user."""
+    """A batch that must not be read; the message is a German sentence for the user (bounded: it may quote a
+    member name, which a ZIP allows to be 64 KB long)."""
+
+    def __init__(self, message: str):
+        super().__init__(untrusted.cap(str(message), 1000))
 
 
 @dataclass(frozen=True)

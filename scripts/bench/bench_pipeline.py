@@ -6,6 +6,7 @@ The chat model is the stand-in's rule-following responder with no artificial del
 is served from the stand-in's cache.  Overhead = total − query embedding − generation.
 """
 import os
+import pathlib
 import statistics
 import time
 
@@ -13,8 +14,8 @@ from odoo.addons.pv_kb.lib.evaluation import goldset as goldset_format
 from odoo.addons.pv_kb.testing.standin import OllamaStandIn
 
 env = env  # noqa: F821 - provided by `odoo-bin shell`
-gold = goldset_format.load_goldset(os.path.join(os.path.dirname(goldset_format.__file__), "..", "data", "demo_kb",
-                                                "goldset.yaml"))
+gold = goldset_format.load_goldset(pathlib.Path(goldset_format.__file__).parents[2] / "data" / "demo_kb" /
+                                   "goldset.yaml")
 with OllamaStandIn(embed_models={"multilingual-e5-small": "e5"}, request_overhead_ms=0) as server:
     overrides = {"ollama_url": server.url, "embedding_model": "multilingual-e5-small",
                  "chat_model": "standin-chat", "query_prefix": "query: ", "passage_prefix": "passage: "}

@@ -6,6 +6,7 @@ Questions: the demo gold set.  The query embedding is computed once per question
 from memory during the timed runs, so the numbers exclude the embedding call (as the target says).
 """
 import os
+import pathlib
 import statistics
 import time
 from unittest.mock import patch
@@ -15,8 +16,8 @@ from odoo.addons.pv_kb.lib.evaluation import goldset as goldset_format
 env = env  # noqa: F821 - provided by `odoo-bin shell`
 repeats = int(os.environ.get("BENCH_REPEATS", "5"))
 gold_path = os.environ.get("BENCH_GOLDSET") or os.path.join(
-    os.path.dirname(goldset_format.__file__), "..", "data", "demo_kb", "goldset.yaml")
-gold = goldset_format.load_goldset(gold_path)
+    os.path.dirname(goldset_format.__file__), "..", "..", "data", "demo_kb", "goldset.yaml")
+gold = goldset_format.load_goldset(pathlib.Path(gold_path))
 overrides = {}
 if os.environ.get("STANDIN_URL"):
     overrides = {"ollama_url": os.environ["STANDIN_URL"], "embedding_model": "multilingual-e5-small",

@@ -10,7 +10,9 @@
 #   scripts/bench/run.sh reembed DB          the same through the cron's code on DB (e.g. pv_kb_bench_import), rolled back
 #   scripts/bench/run.sh pipeline DB         agent overhead beyond the model calls on the demo gold set
 #   scripts/bench/run.sh health [DB]         health check of the whole base, five runs, rolled back (default: 601 synthetic
-#                                            + demo entries with random vectors, as scale 601 builds them)
+#                                            + demo entries with random vectors, as scale 601 builds them);
+#                                            BENCH_GAP_QUESTIONS=20000 logs that many gap questions first, BENCH_EMBED=hash
+#                                            embeds with the stand-in's hash embedder instead of e5
 #   scripts/bench/run.sh tune DB             fusion recipes and full-text scoring cross-validated on the pooled tuning
 #                                            parts of the demo gold set and goldset_abstimmung.yaml, reported on the
 #                                            test part and on data/demo_kb/goldset_praxis.yaml (DB with e5 embeddings,
@@ -23,6 +25,9 @@
 #                                            1.5 s, 30 ms per token): Odoo with --workers 4 (streams on the gevent
 #                                            port) and threaded; completed, errors, first text, total, peak DB
 #                                            connections, p95 of a backend request made meanwhile
+#   scripts/bench/run.sh hostile             hostile batches (ZIPs under 1 MB: pathological Markdown, many entries, alias
+#                                            bombs) checked and applied on a fresh database with the demo base, rolled
+#                                            back: time and peak memory per batch (docs/measurements.md)
 #   scripts/bench/run.sh pii [OPTIONS]       personal-data gate: precision/recall per detector on data/pii_eval.yaml,
 #                                            median time per question (pure Python, no Odoo; options: bench_pii.py)
 #   scripts/bench/run.sh pii-odoo [DB]       the gate's time per question inside Odoo with 2,000 contacts (rolled back;
@@ -105,6 +110,10 @@ case $what in
         shell "$db" "$REPO/scripts/bench/bench_health.py" ;;
     pipeline)
         shell "${1:?database}" "$REPO/scripts/bench/bench_pipeline.py" ;;
+    hostile)
+        db=pv_kb_bench_hostile; fresh_db $db
+        pv_kb_cmd import "$REPO/data/demo_kb/wissensbasis" -d $db --log-level=warn | sed -n 3,4p
+        shell $db "$REPO/scripts/bench/bench_hostile.py" ;;
     pii-odoo)
         db=${1:-pv_kb_bench_pii}
         [[ -n ${1:-} ]] || fresh_db $db

@@ -13,6 +13,7 @@ same candidate lists the retriever fuses (dense sections, full text, entry cards
    result and never a choice; the script prints it last, labelled so.
 """
 import os
+import pathlib
 import random
 
 import numpy as np
@@ -26,12 +27,12 @@ from odoo.addons.pv_kb.lib.search import fusion, ranking
 from odoo.addons.pv_kb.lib.text import german as text_de
 
 env = env  # noqa: F821
-DATA = os.path.join(os.path.dirname(evaluation.__file__), "..", "data", "demo_kb")
-goldsets = [goldset_format.read_goldset(p) for p in (os.environ.get("BENCH_GOLDSET") or ":".join(
+DATA = os.path.join(os.path.dirname(evaluation.__file__), "..", "..", "data", "demo_kb")
+goldsets = [goldset_format.read_goldset(pathlib.Path(p)) for p in (os.environ.get("BENCH_GOLDSET") or ":".join(
     os.path.join(DATA, name) for name in ("goldset.yaml", "goldset_abstimmung.yaml"))).split(":") if p]
 tuning = [q for g in goldsets for q in eval_protocol.tuning_part(g) if q.expected_ids]
 heldout = [(g.name, [q for q in eval_protocol.split_goldset(g.questions, g.meta).test if q.expected_ids])
-           for g in map(goldset_format.read_goldset, filter(None, os.environ.get("BENCH_HELDOUT", "").split(":")))]
+           for g in map(lambda p: goldset_format.read_goldset(pathlib.Path(p)), filter(None, os.environ.get("BENCH_HELDOUT", "").split(":")))]
 overrides = {"ollama_url": os.environ["STANDIN_URL"], "embedding_model": "multilingual-e5-small",
              "query_prefix": "query: ", "passage_prefix": "passage: "}
 R = env["pv.kb.retriever"]

@@ -20,6 +20,7 @@ Runs inside ``odoo-bin shell`` on a database with e5 embeddings (``scripts/bench
 import dataclasses
 import itertools
 import os
+import pathlib
 
 from odoo.addons.pv_kb.lib.evaluation import (
     protocol as eval_protocol,
@@ -29,14 +30,14 @@ from odoo.addons.pv_kb.lib.evaluation import (
 from odoo.addons.pv_kb.lib.search import fusion, ranking
 
 env = env  # noqa: F821
-DATA = os.path.join(os.path.dirname(evaluation.__file__), "..", "data", "demo_kb")
-goldsets = [goldset_format.read_goldset(p) for p in (os.environ.get("BENCH_GOLDSET") or ":".join(
+DATA = os.path.join(os.path.dirname(evaluation.__file__), "..", "..", "data", "demo_kb")
+goldsets = [goldset_format.read_goldset(pathlib.Path(p)) for p in (os.environ.get("BENCH_GOLDSET") or ":".join(
     os.path.join(DATA, name) for name in ("goldset.yaml", "goldset_abstimmung.yaml"))).split(":") if p]
 tuning = [q for g in goldsets for q in eval_protocol.tuning_part(g)]   # refuses a gold set that is all test part
 if len({q.id for q in tuning}) != len(tuning):
     raise SystemExit("question ids repeat across the tuning gold sets")
 splits = [(g, eval_protocol.split_goldset(g.questions, g.meta)) for g in goldsets]
-heldout_sets = [goldset_format.read_goldset(p) for p in filter(None, os.environ.get("BENCH_HELDOUT", "").split(":"))]
+heldout_sets = [goldset_format.read_goldset(pathlib.Path(p)) for p in filter(None, os.environ.get("BENCH_HELDOUT", "").split(":"))]
 k_folds = int(os.environ.get("BENCH_FOLDS", "5"))
 
 overrides = {"ollama_url": os.environ["STANDIN_URL"], "embedding_model": "multilingual-e5-small",

@@ -74,6 +74,7 @@ export function makeTurn(question) {
         answer: "",
         status: "streaming",
         citations: [],
+        links: [],
         retrieved: [],
         violations: [],
         notice: null,
@@ -101,6 +102,7 @@ export function turnFromServer(data) {
         answer: data.answer || "",
         status: data.status === "abgebrochen" ? "stopped" : FINAL_STATUSES.includes(data.status) ? data.status : "fehler",
         citations: data.citations || [],
+        links: data.links || [],
         violations: data.violations || [],
         notice: data.notice || null,
         feedback: data.feedback === "up" || data.feedback === "down" ? data.feedback : null,
@@ -133,6 +135,7 @@ export function applyStreamEvent(turn, event) {
             turn.status = FINAL_STATUSES.includes(event.status) ? event.status : "fehler";
             turn.answer = event.answer || "";
             turn.citations = event.citations || [];
+            turn.links = event.links || [];
             turn.quotes = event.quotes || [];
             turn.violations = event.violations || [];
             turn.notice = event.notice || null;

@@ -2,8 +2,10 @@
  * A small, safe Markdown renderer for the answers of the knowledge base assistant.
  *
  * Safety model: every piece of source text is HTML-escaped before any markup is
- * produced, and the only tags emitted are the ones written in this file. Links are
- * kept only for http(s) URLs.
+ * produced, and the only tags emitted are the ones written in this file. A link becomes
+ * clickable only for an http(s) URL the caller lists as allowed (`links`: the server
+ * lists the addresses that occur in the cited blocks, lib/answer/links.py); any other
+ * link shows its label as text.
  *
  * Supported: headings, paragraphs (single newlines become line breaks), bold,
  * italics, inline code, fenced code, bullet and numbered lists (nested by
@@ -74,12 +76,25 @@ export function citationTooltip(kbId, citation) {
     return citation.title || kbId;
 }
 
+/** The URL as written in the source (the inline renderer matches links in escaped text). */
+function unescapeUrl(url) {
+    return url
+        .replace(/&quot;/g, '"')
+        .replace(/&#x27;/g, "'")
+        .replace(/&#39;/g, "'")
+        .replace(/&#x60;/g, "`")
+        .replace(/&lt;/g, "<")
+        .replace(/&gt;/g, ">")
+        .replace(/&amp;/g, "&");
+}
+
 class InlineRenderer {
     /**
      * @param {Map<string, {kb_id: string, entry_id?: number, title?: string, stand?: string}>} citations
      */
-    constructor(citations) {
+    constructor(citations, links = new Set()) {
         this.citations = citations;
+        this.links = links;
         this.slots = [];
     }
 
@@ -114,7 +129,9 @@ class InlineRenderer {
         text = text.replace(CODE_SPAN_RE, (_, code) => this.keep(`<code>${escape(code)}</code>`));
         text = escape(text);
         text = text.replace(LINK_RE, (_, label, url) =>
-            this.keep(`<a href="${url}" target="_blank" rel="noopener noreferrer">${label}</a>`)
+            this.links.has(unescapeUrl(url))
+                ? this.keep(`<a href="${url}" target="_blank" rel="noopener noreferrer">${label}</a>`)
+                : label
         );
         text = text.replace(CITATION_RE, (_, inner) => {
             const ids = inner.match(ID_RE).map((id) => id.toLowerCase());
@@ -380,11 +397,12 @@ export function sanitizeAnswerHtml(html) {
  * Render answer Markdown to an HTML string; insert it through `sanitizeAnswerHtml` and `markup()`.
  *
  * @param {string} source Markdown text (as the model or the server wrote it)
- * @param {{citations?: Array<{kb_id: string, entry_id?: number, title?: string, stand?: string}>}} [options]
+ * @param {{citations?: Array<{kb_id: string, entry_id?: number, title?: string, stand?: string}>, links?: string[]}} [options]
  *      citations: the sources of the answer; they give chips their tooltip and entry id
+ *      links: the link addresses allowed to be clickable (exactly as written in the answer); others show their label
  * @returns {string}
  */
-export function renderMarkdown(source, { citations = [] } = {}) {
+export function renderMarkdown(source, { citations = [], links = [] } = {}) {
     const byId = new Map();
     for (const citation of citations || []) {
         if (citation?.kb_id) {
@@ -395,5 +413,5 @@ export function renderMarkdown(source, { citations = [] } = {}) {
         .replace(/\r\n?/g, "\n")
         .replace(/\t/g, "    ")
         .split("\n");
-    return new BlockRenderer(new InlineRenderer(byId)).render(lines);
+    return new BlockRenderer(new InlineRenderer(byId, new Set(links || []))).render(lines);
 }

@@ -43,8 +43,21 @@ describe("markdown renderer", () => {
         expect(extractCitationIds("[2024-x-01] [2026-01]")).toEqual(["2024-x-01"]);
     });
 
+    test("only the links the server allows are clickable; others show their label", () => {
+        const source = "[Formular](https://www.ams.at/f.pdf?a=1&b=2) und [hier](https://evil.example/x) [lb-sz-01]";
+        const el = renderToElement(source, CITATIONS, ["https://www.ams.at/f.pdf?a=1&b=2"]);
+        const anchors = [...el.querySelectorAll("a")];
+        expect(anchors.map((a) => a.getAttribute("href"))).toEqual(["https://www.ams.at/f.pdf?a=1&b=2"]);
+        expect(el.textContent).toInclude("hier");
+        expect(el.innerHTML).not.toInclude("evil.example");
+        // without a list (while streaming) no link is clickable
+        expect(renderToElement(source).querySelectorAll("a")).toHaveLength(0);
+    });
+
     test("links and plain brackets are not taken for citations", () => {
-        const el = renderToElement("[siehe oben] und [Infos](https://example.org/x) [2026-01]");
+        const el = renderToElement("[siehe oben] und [Infos](https://example.org/x) [2026-01]", CITATIONS, [
+            "https://example.org/x",
+        ]);
         expect(el.querySelectorAll(".o_pv_kb_cite")).toHaveLength(0);
         const link = el.querySelector("a");
         expect(link.getAttribute("href")).toBe("https://example.org/x");
@@ -180,7 +193,7 @@ describe("markdown renderer", () => {
             "1. eins",
             "   - zwei",
         ].join("\n");
-        const html = renderMarkdown(source, { citations: CITATIONS });
+        const html = renderMarkdown(source, { citations: CITATIONS, links: ["https://www.bmf.gv.at/a?b=1&c=2"] });
         const parse = (h) => {
             const el = document.createElement("div");
             el.innerHTML = h;

@@ -10,9 +10,9 @@ export const CITATIONS = [
 ];
 
 /** Render Markdown into a detached element to inspect the produced DOM. */
-export function renderToElement(source, citations = CITATIONS) {
+export function renderToElement(source, citations = CITATIONS, links = []) {
     const el = document.createElement("div");
-    el.innerHTML = renderMarkdown(source, { citations });
+    el.innerHTML = renderMarkdown(source, { citations, links });
     return el;
 }
 

@@ -58,3 +58,18 @@ def test_links_in_the_docs_point_at_files_that_exist():
             if not (doc.parent / target).exists():
                 missing.append(f"{doc.relative_to(REPO)} -> {target}")
     assert not missing, missing
+
+
+def test_the_readme_settings_table_matches_the_declaration():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("settings_table", REPO / "scripts" / "settings_table.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    from lib.settings import table
+
+    readme = module.readme_table((REPO / "README.md").read_text(encoding="utf-8"))
+    assert readme == module.markdown(), "run: python scripts/settings_table.py --write"
+    # one row per declared setting, in the declaration's order
+    keys = [line.split("|")[2].strip().strip("`") for line in readme.splitlines()[2:]]
+    assert keys == [s.key for s in table.SETTINGS]

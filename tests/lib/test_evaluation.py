@@ -41,7 +41,8 @@ def test_load_goldset_from_text_and_path(tmp_path):
     path = tmp_path / "gold.yaml"
     path.write_text(GOLD_YAML, encoding="utf-8")
     assert load_goldset(path) == questions
-    assert load_goldset(str(path)) == questions
+    with pytest.raises(GoldsetError):      # a text is the gold set itself, never a path
+        load_goldset(str(path))
 
 
 def test_load_goldset_checks_known_ids():

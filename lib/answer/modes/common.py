@@ -43,8 +43,10 @@ def generate(messages, settings, client, on_delta, deadline, cancel, prepared, r
     if time.monotonic() >= deadline:
         raise ollama_errors.OllamaTimeout(texts["too_late"])
     if on_delta is None:
-        return client.chat(settings["chat_model"], messages, origin=gated, options=options, num_ctx=num_ctx,
-                           expected_prompt_tokens=expected, deadline=deadline, response_format=response_format)
+        result = client.chat(settings["chat_model"], messages, origin=gated, options=options, num_ctx=num_ctx,
+                             expected_prompt_tokens=expected, deadline=deadline, response_format=response_format)
+        prepared.answered_by = getattr(result, "server", "")
+        return result
     result = None
     for piece in client.chat_stream(settings["chat_model"], messages, origin=gated, options=options, num_ctx=num_ctx,
                                     expected_prompt_tokens=expected, deadline=deadline, cancel=cancel,
@@ -55,4 +57,5 @@ def generate(messages, settings, client, on_delta, deadline, cancel, prepared, r
             result = piece.result
     if result is None:
         raise ollama_errors.OllamaBadResponse(texts["no_result"])
+    prepared.answered_by = getattr(result, "server", "")
     return result

@@ -33,7 +33,9 @@ export class ChatMessage extends Component {
     get answerHtml() {
         // While streaming, the retrieved entries are the best guess for chip tooltips.
         const citations = this.turn.citations?.length ? this.turn.citations : this.turn.retrieved;
-        return markup(sanitizeAnswerHtml(renderMarkdown(this.turn.answer, { citations })));
+        // links: only the addresses the server checked against the cited blocks (none while streaming)
+        const links = this.isStreaming ? [] : this.turn.links || [];
+        return markup(sanitizeAnswerHtml(renderMarkdown(this.turn.answer, { citations, links })));
     }
 
     /** "2 persönliche Angaben wurden vor der Verarbeitung durch Platzhalter ersetzt" */

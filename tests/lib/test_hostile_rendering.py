@@ -1,0 +1,71 @@
+"""Pathological entry bodies: refused with a reason or rendered, by the check exactly as by the apply."""
+import time
+
+import pytest
+
+from lib.kb import batch as kb_batch, format as kb_format, rendering
+from testing.hostile_kb import BODIES, hostile_batch
+
+SIZES = (5_000, 60_000)
+
+
+@pytest.mark.parametrize("name", sorted(BODIES))
+def test_every_pathological_body_is_refused_or_rendered_within_its_budget(name):
+    for size in SIZES:
+        body = BODIES[name](size)
+        html, reason = rendering.render_within(body)
+        assert (html is None) == bool(reason)
+        if reason:
+            assert len(reason) < 300
+
+
+@pytest.mark.parametrize("name", ["bracket_run", "bracket_paren_run", "image_run", "nested_brackets",
+                                  "nested_list", "nested_quote", "tag_opens", "setext_headers", "wide_table"])
+def test_the_known_slow_structures_are_named_before_rendering(name):
+    assert rendering.costly_structure(BODIES[name](60_000))
+
+
+def test_the_budget_interrupts_a_render_that_runs_too_long():
+    # below the pre-check's bracket limit, yet far slower than a budget of a few milliseconds
+    body = "\n\n".join("[" * 600 for _ in range(2))
+    assert rendering.costly_structure(body) is None
+    started = time.perf_counter()
+    html, reason = rendering.render_within(body, seconds=0.01)
+    assert html is None and "Sekunden" in reason
+    assert time.perf_counter() - started < 1.0
+    # nothing of the interruption is left behind in this thread
+    time.sleep(0.05)
+    assert sum(range(1000)) == 499500
+    # and the renderer of this thread starts clean
+    assert rendering.entry_html("Ein **Satz**.") == "<p>Ein <strong>Satz</strong>.</p>"
+
+
+def test_a_spent_batch_budget_refuses_the_rest():
+    renderer = rendering.BatchRenderer(batch_seconds=0.0)
+    html, reason = renderer.render("Text")
+    assert html is None and "Stapel" in reason
+
+
+def test_the_check_renders_and_the_entry_carries_the_html():
+    batch = kb_batch.load_batch(hostile_batch({"ok": "Ein **Text** mit [Link](https://example.org).",
+                                               "bad": BODIES["bracket_run"](60_000)}))
+    assert [e.id for e in batch.entries] == ["hx-0-01"]
+    assert "<strong>Text</strong>" in batch.entries[0].html
+    assert [i.code for i in batch.errors] == ["render_costly"]
+    assert batch.errors[0].file == "dokumente/hx-1-01.md"
+
+
+def test_a_body_over_the_limit_is_refused_with_a_reason():
+    body = "Text. " * (kb_format.MAX_BODY_CHARS // 6 + 100)
+    entry, issues = kb_format.parse_entry(
+        ("---\nid: hx-big-01\ntitle: T\nstand: 2026-01\ntopic: t\nsource: s\n---\n" + body).encode(),
+        "dokumente/hx-big-01.md")
+    assert entry is None and [i.code for i in issues] == ["body_too_large"]
+    assert "200.000" in issues[0].message
+
+
+def test_real_entries_pass_the_pre_check():
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parents[2] / "data" / "demo_kb" / "wissensbasis" / "dokumente"
+    for path in root.glob("*.md"):
+        assert rendering.costly_structure(path.read_text(encoding="utf-8")) is None, path.name
