@@ -114,7 +114,7 @@ class Pv_Kb(Command):
         config.parse_config(odoo_args, setup_logging=True)
         dbnames = config["db_name"]
         if len(dbnames) != 1:
-            sys.stderr.write("Bitte genau eine Datenbank angeben (-d DB oder db_name in der Konfiguration).\n")
+            sys.stderr.write("Name exactly one database (-d DB or db_name in the configuration).\n")
             sys.exit(2)
         sys.exit(getattr(self, f"cmd_{args.command}")(dbnames[0], args))
 
@@ -126,7 +126,7 @@ class Pv_Kb(Command):
         load_server_wide_modules()
         registry = Registry(dbname)
         if "pv.kb.importer" not in registry:
-            sys.stderr.write(f"Das Modul pv_kb ist in der Datenbank {dbname} nicht installiert.\n")
+            sys.stderr.write(f"The module pv_kb is not installed in the database {dbname}.\n")
             sys.exit(2)
         return registry
 
@@ -173,7 +173,7 @@ class Pv_Kb(Command):
         status = env["pv.kb.chunk"]._embedding_status(settings["embedding_model"], settings["passage_prefix"])
         if not status["pending"]:
             return
-        sys.stderr.write(f"Embeddings: {status['pending']} Abschnitte mit {status['model']} …\n")
+        sys.stderr.write(f"Embeddings: {status['pending']} sections with {status['model']} …\n")
         started = time.monotonic()
         total = status["pending"]
 
@@ -183,16 +183,16 @@ class Pv_Kb(Command):
         try:
             result = env["pv.kb.chunk"]._embed_pending(settings=settings, commit=True, progress=progress)
         except EmbeddingBusy:
-            sys.stderr.write("Ein anderer Einbettungslauf (Cron oder Befehl) ist aktiv; bitte später erneut.\n")
+            sys.stderr.write("Another embedding run (cron or command) is active; try again later.\n")
             raise
         sys.stderr.write("\n")
         if result["failed"]:
-            sys.stderr.write(f"Hinweis: {result['failed']} Abschnitte hat das Modell abgelehnt; sie werden übersprungen "
-                             "(Fehler je Abschnitt im Log und unter Konfiguration › Abschnitte).\n")
+            sys.stderr.write(f"Note: the model rejected {result['failed']} sections; they are skipped "
+                             "(the error of each in the log and under Konfiguration › Abschnitte).\n")
         if result["truncated"]:
-            sys.stderr.write(f"Hinweis: {result['truncated']} Abschnitte erreichen das Kontextfenster von "
-                             f"{status['model']} ({result['context']} Token) und wurden gekürzt eingebettet "
-                             "(Details im Log).\n")
+            sys.stderr.write(f"Note: {result['truncated']} sections reach the context window of "
+                             f"{status['model']} ({result['context']} tokens) and were embedded cut short "
+                             "(details in the log).\n")
 
     def cmd_embed(self, dbname, args):
         from odoo import api
@@ -228,15 +228,15 @@ class Pv_Kb(Command):
             goldset = goldset_format.read_goldset(pathlib.Path(args.goldset))
             split = eval_protocol.split_goldset(goldset.questions, goldset.meta)
         except (OSError, ValueError) as exc:
-            sys.stderr.write(f"Goldset: {exc}\n")
+            sys.stderr.write(f"Gold set: {exc}\n")
             return 2
         for note in goldset.warnings:
-            sys.stderr.write(f"Hinweis: {note}\n")
+            sys.stderr.write(f"Note: {note}\n")
         gold = split.part(args.part)
-        part_label = {"test": "Testteil (nicht zum Abstimmen verwendet)", "tuning": "Tuning-Teil",
-                      "all": "alle Fragen"}[args.part]
+        part_label = {"test": "test part (never used for tuning)", "tuning": "tuning part",
+                      "all": "all questions"}[args.part]
         if not gold:
-            sys.stderr.write(f"Goldset: der {part_label} ist leer ({split.rule.describe()}).\n")
+            sys.stderr.write(f"Gold set: the {part_label} is empty ({split.rule.describe()}).\n")
             return 2
         from odoo.addons.pv_kb.models.pv_kb_chunk_embed import EmbeddingBusy
 
@@ -255,8 +255,8 @@ class Pv_Kb(Command):
             needs_vectors = bool(set(modes) & {"hybrid", "dense"})
             try:
                 if (needs_vectors or args.answers) and env["pv.kb.chunk"]._needs_scratch(settings):
-                    sys.stderr.write(f"Embeddings mit {settings['embedding_model']} in eine temporäre Tabelle "
-                                     "(die Vektoren des Betriebs bleiben unverändert) …\n")
+                    sys.stderr.write(f"Embeddings with {settings['embedding_model']} into a temporary table "
+                                     "(the production vectors stay as they are) …\n")
                     settings = env["pv.kb.chunk"]._scratch_vectors(
                         settings, progress=lambda n: self._progress(f"Embeddings: {n}"))
                     sys.stderr.write("\n")
@@ -269,32 +269,32 @@ class Pv_Kb(Command):
                 if needs_vectors or not isinstance(exc, ollama_errors.OllamaUnreachable):
                     return 1
                 # full text needs no model: the answers are then those of the Notbetrieb, and said so
-                sys.stderr.write("Die Antworten werden im Notbetrieb bewertet (ohne Sprachmodell).\n")
+                sys.stderr.write("The answers are evaluated in Notbetrieb (without a language model).\n")
             report = env["pv.kb.evaluator"]._run(gold, modes=modes, k=args.k, answers=args.answers,
                                                  progress=self._progress, settings=settings)
             sys.stderr.write("\n")
-            title = f"Evaluation {args.goldset}: {part_label}, {len(gold)} von {len(split.questions)} Fragen, k={args.k}"
+            title = f"Evaluation {args.goldset}: {part_label}, {len(gold)} of {len(split.questions)} questions, k={args.k}"
             settings = dict(report["settings"], split=split.rule.describe())
             sys.stdout.write(evaluation.format_report(title, report["modes"], settings) + "\n")
             if report.get("gate", {}).get("min_dense_answerable") is not None:
                 g = report["gate"]
-                sys.stdout.write(f"Ablehnungs-Schwelle: kleinste Ähnlichkeit einer beantwortbaren Frage "
-                                 f"{g['min_dense_answerable']:.3f}; ohne Volltexttreffer unter der Schwelle "
-                                 f"würden abgelehnt: " + ", ".join(
+                sys.stdout.write(f"Refusal gate: lowest similarity of an answerable question "
+                                 f"{g['min_dense_answerable']:.3f}; refused below it without a full-text hit "
+                                 f"would be: " + ", ".join(
                                      f"{u['id']} ({u['dense_best']:.3f})" for u in g["unanswerable"]
                                      if u["fts_hits"] == 0 and u["dense_best"] is not None
                                      and u["dense_best"] < g["min_dense_answerable"] - 0.01) + "\n")
             for mode, metrics in report["modes"].items():
                 if metrics["degraded"]:
-                    sys.stdout.write(f"Hinweis [{mode}]: " + " ".join(metrics["degraded"]) + "\n")
+                    sys.stdout.write(f"Note [{mode}]: " + " ".join(metrics["degraded"]) + "\n")
                 for label, reasons in metrics.get("step_fallbacks", {}).items():
                     # echo: the question came back unchanged; the others: model error or an unusable reply
-                    sys.stdout.write(f"{label} [{mode}]: bei {sum(reasons.values())} von {len(gold)} Fragen nicht "
-                                     "verwendet (ursprüngliche Anfrage bzw. fusionierte Reihenfolge): " + ", ".join(
+                    sys.stdout.write(f"{label} [{mode}]: not used for {sum(reasons.values())} of {len(gold)} questions "
+                                     "(the original query or the fused order instead): " + ", ".join(
                                          f"{reason} {count}" for reason, count in sorted(reasons.items())) + "\n")
             for mode, misses in report["misses"].items():
                 for qid, expected, got in misses:
-                    sys.stdout.write(f"Fehltreffer [{mode}] {qid}: erwartet {expected}, gefunden {got}\n")
+                    sys.stdout.write(f"Miss [{mode}] {qid}: expected {expected}, retrieved {got}\n")
             if args.json_out:
                 report["part"] = {"name": args.part, "rule": split.rule.describe(),
                                   "ids": [q.id for q in gold], "tuning_ids": [q.id for q in split.tuning]}
@@ -313,22 +313,22 @@ class Pv_Kb(Command):
             settings = env["pv.kb.settings"]._get(self._overrides(args))
 
             def on_delta(text):
-                sys.stdout.write("\n[neu generiert]\n" if text is None else text)
+                sys.stdout.write("\n[generated again]\n" if text is None else text)
                 sys.stdout.flush()
             result = env["pv.kb.agent"]._ask(args.question, on_delta=on_delta, settings=settings)
             cr.commit()
         sys.stdout.write("\n\n" + "=" * 60 + "\n")
         sys.stdout.write(f"Status: {result.status}\n")
         if result.notice:
-            sys.stdout.write(f"Hinweis: {result.notice}\n")
+            sys.stdout.write(f"Notice: {result.notice}\n")
         sys.stdout.write(result.answer + "\n\n")
-        sys.stdout.write(f"Zitiert: {', '.join(result.cited_ids) or '–'}\n")
-        sys.stdout.write(f"Gefunden: {', '.join(result.retrieved_ids) or '–'}\n")
+        sys.stdout.write(f"Cited: {', '.join(result.cited_ids) or '–'}\n")
+        sys.stdout.write(f"Retrieved: {', '.join(result.retrieved_ids) or '–'}\n")
         if result.server:
             sys.stdout.write(f"Server: {result.server}\n")
         if result.violations:
-            sys.stdout.write("Verstöße: " + "; ".join(result.violations) + "\n")
-        sys.stdout.write("Zeiten (ms): " + ", ".join(f"{k}={v:.0f}" for k, v in result.timings.items()) + "\n")
+            sys.stdout.write("Violations: " + "; ".join(result.violations) + "\n")
+        sys.stdout.write("Timings (ms): " + ", ".join(f"{k}={v:.0f}" for k, v in result.timings.items()) + "\n")
         return 0 if result.status != "fehler" else 1
 
     def cmd_bakeoff(self, dbname, args):
@@ -340,7 +340,7 @@ class Pv_Kb(Command):
         try:
             goldset = goldset_format.read_goldset(pathlib.Path(args.goldset))
         except (OSError, ValueError) as exc:
-            sys.stderr.write(f"Goldset: {exc}\n")
+            sys.stderr.write(f"Gold set: {exc}\n")
             return 2
         for note in goldset.warnings:
             sys.stderr.write(note + "\n")
@@ -357,7 +357,7 @@ class Pv_Kb(Command):
         models_ = [m.strip() for m in args.chat_models.split(",") if m.strip()]
         modes = [m.strip() for m in args.answer_modes.split(",") if m.strip()]
         if not models_ or any(m not in answer_modes().keys() for m in modes):
-            sys.stderr.write("Bitte --chat-models angeben und als --answer-modes nur "
+            sys.stderr.write("Name --chat-models, and as --answer-modes only "
                              + ", ".join(answer_modes().keys()) + ".\n")
             return 2
         registry = self._env(dbname)
@@ -380,11 +380,11 @@ class Pv_Kb(Command):
                         return 1
                     cr.commit()      # each finished run is kept, whatever happens to the next
                     run_ids.append(run.id)
-                    sys.stdout.write(f"{run.name}: Zitat-Präzision {run.citation_precision:.3f}, beantwortet mit "
-                                     f"Pflichtinhalt {run.answered_must_contain:.3f}, Ablehnung korrekt "
+                    sys.stdout.write(f"{run.name}: citation precision {run.citation_precision:.3f}, answered with "
+                                     f"required content {run.answered_must_contain:.3f}, refusals right "
                                      f"{run.refusal_accuracy:.3f}, unsicher {run.unsicher_rate:.3f} "
-                                     f"({run.unsicher_codes or '–'}), verbotene Inhalte {run.must_not_contain_hits}, "
-                                     f"falsche Ablehnungen {run.false_refusals:.3f}, p50 {run.latency_p50_ms / 1000:.1f} s, "
+                                     f"({run.unsicher_codes or '–'}), forbidden content {run.must_not_contain_hits}, "
+                                     f"false refusals {run.false_refusals:.3f}, p50 {run.latency_p50_ms / 1000:.1f} s, "
                                      f"p95 {run.latency_p95_ms / 1000:.1f} s\n")
                     sys.stdout.flush()
             runs = Run.search([("bakeoff_ref", "=", ref)])
