@@ -111,6 +111,8 @@ class PvKbQuery(models.Model):
     pii_count = fields.Integer("Personal data replaced", readonly=True,
                                help="How many personal details of the question were replaced by placeholders "
                                     "before processing (the values themselves are never stored).")
+    from_facts = fields.Boolean("Answered from the facts", readonly=True, index=True,
+                                help="The value question was answered from the Kernwerte (fact table), without the model.")
     answer_mode = fields.Selection(answer_mode_selection, readonly=True)   # the registered modes
     rejected_answer = fields.Text(
         "Rejected model text", readonly=True,

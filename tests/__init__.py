@@ -18,4 +18,5 @@ from . import test_answer_modes
 from . import test_migrations
 from . import test_hostile
 from . import test_facts
+from . import test_fact_answers
 from . import test_model_servers

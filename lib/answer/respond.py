@@ -13,7 +13,7 @@ import time
 
 from ..llm import errors as ollama_errors
 from ..pii import gate as pii
-from . import gate, links, modes, stages
+from . import fact_answer, gate, links, modes, stages
 from .modes import common
 from .types import AgentAnswer, PreparedQuestion  # noqa: F401 - the agent and the stream take them from here
 
@@ -37,6 +37,9 @@ def respond(prepared, make_client, *, on_delta=None, deadline=None, cancel=None)
         elif prepared.verdict is not None:
             result = AgentAnswer(status="verweigert", answer=gate.refusal_answer(prepared.verdict),
                                  gate_refused=True)
+        elif prepared.fact_answer is not None:
+            result = fact_answer.respond_with_facts(
+                prepared, on_delta, lambda delta: _answer(prepared, make_client, delta, deadline, cancel), AgentAnswer)
         else:
             # reranking on and not yet done by the caller (the stream worker does it before its meta event)
             stages.rerank_prepared(prepared, make_client, deadline=deadline, cancel=cancel)

@@ -111,6 +111,7 @@ class AgentAnswer:
     quotes: list = field(default_factory=list)   # [{"kb_id", "passage"}]: the passage each citation rests on
     rejected: str = ""                # model text that was not shown (kept in the question log)
     steps: dict = field(default_factory=dict)    # {"rerank"|"rewrite": {"status", "reason", …}} when they ran
+    from_facts: bool = False          # composed from the fact table (lib/answer/fact_answer.py)
     server: str = ""                  # the (redacted) URL of the chat server that answered; "" when none did
 
 
@@ -144,3 +145,4 @@ class PreparedQuestion:
     entry_facts: list = field(default_factory=list)  # EntryFacts of every retrieved entry (conflicts)
     summaries: dict = field(default_factory=dict)    # {chunk id: row}: Kernwerte and summaries read in step 1
     plan: dict = field(default_factory=dict)         # system prompt, max_blocks, max_chars of the context
+    fact_answer: object = None        # lib.answer.fact_answer.FactAnswer: the value question answered from facts

@@ -246,7 +246,17 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("pii_allow_list", "", "text", "Never replace",
             "One phrase per line that is never replaced (e.g. the company's own name). The names of the "
             "companies in this database are always allowed."),
+    # --- value answers from the fact table (lib/facts, lib/answer/fact_answer.py) ------------------------------
+    Setting("fact_answers", True, "boolean", "Answer value questions from the facts",
+            "A question for a value that the Kernwerte hold (e.g. \"GFB 2025?\") is answered at once from the "
+            "fact table, with year, entry and Stand; the model is not asked."),
+    Setting("fact_explain", False, "boolean", "Model explanation after the facts",
+            "After an answer from the facts, the chat model adds an explanation below it (the facts stay first "
+            "and unchanged)."),
     # --- the health check (models/pv_kb_health.py) ---------------------------------------------------------
+    Setting("health_next_year_month", 10, "integer", "Coming year's values: check from month",
+            "From the first day of this month on, concepts with values for last year and this year but none for "
+            "the next are reported.", bounds=(1, 12)),
     Setting("health_max_age_months", 36, "integer", "Outdated after (months)", "0 switches the age rule off."),
     Setting("health_duplicate_threshold", 0.95, "float", "Near-duplicate similarity",
             "Cosine similarity of two summaries from which they count as near-duplicates (depends on the "
