@@ -59,6 +59,12 @@ class TestJunkRequests(StandInCase, HttpCase):
                 self.assertEqual(response.status_code, 400, response.text[:200])
                 self.assertLess(len(response.content), 4096)
         self.assertEqual(self.traces(), (0, 0))
+        # the JSON-RPC routes: Odoo parses their bodies; junk is an error answer, never a 500
+        for raw in (b'{"params": ' + b"[" * 100000 + b"]" * 100000 + b"}", b"\xff\xfe", b"[1]"):
+            with mute_logger("odoo.http"):
+                response = self.url_open("/pv_kb/feedback", data=raw, headers={"Content-Type": "application/json"})
+            self.assertLess(response.status_code, 500, response.text[:200])
+            self.assertLess(len(response.content), 16384)
 
     def test_questions_with_characters_that_cannot_be_stored_are_refused_before_anything_is_written(self):
         self.authenticate("kb_junk_user", "kb_junk_user")
