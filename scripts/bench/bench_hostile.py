@@ -43,8 +43,11 @@ def batches():
     # many entries each just under the pre-check's limits: the batch budget has to end it
     slow = "\n\n".join("[" * 500 for _ in range(40))
     yield "2,000 entries of bracket blocks under the limit", hostile_batch({str(i): slow for i in range(2000)})
+    yield "800 entries of bracket blocks under the limit", hostile_batch({str(i): slow for i in range(800)})
     yield "every pathological body 60 times (15k chars each)", hostile_batch(
         {f"{name}{i}": make(15_000)[:15_000] for i in range(60) for name, make in BODIES.items()})
+    yield "every non-table body 30 times (15k chars each, 780 entries)", hostile_batch(
+        {f"{name}{i}": make(15_000)[:15_000] for i in range(30) for name, make in BODIES.items() if "table" not in name})
     yield "3,900 tiny entries", hostile_batch({str(i): f"Text {i}." for i in range(3900)})
     table = "| Wert | 2024 | 2025 |\n|---|---|---|\n" + "".join(f"| Grenze {i} | € {i},10 | € {i},20 |\n"
                                                              for i in range(990))

@@ -94,3 +94,34 @@ def test_the_demo_and_synthetic_bases_fit_a_browser_upload(tmp_path):
     for root in (demo, tmp_path / "wissensbasis"):
         batch = kb_batch.load_batch(zip_guard.read_folder(root), limits=kb_batch.UploadLimits(), render=False)
         assert "batch_too_large" not in {i.code for i in batch.issues}, root
+
+
+def test_an_interruption_swallowed_by_a_gc_callback_is_raised_again():
+    import gc
+
+    swallowed = []
+
+    def callback(phase, info):
+        # a callback like Odoo's GC timing hook: an exception delivered here is dropped by Python
+        try:
+            time.sleep(0.001)
+        except rendering.RenderBudgetExceeded:
+            swallowed.append(1)
+
+    def busy():
+        end = time.perf_counter() + 5
+        junk = []
+        while time.perf_counter() < end:
+            junk.append([object() for _ in range(50)])   # keeps the collector (and its callback) busy
+            if len(junk) > 200:
+                junk.clear()
+        return "finished"
+
+    gc.callbacks.append(callback)
+    try:
+        started = time.perf_counter()
+        with pytest.raises(rendering.RenderBudgetExceeded):
+            rendering._call_within(busy, 0.2)
+        assert time.perf_counter() - started < 2.0
+    finally:
+        gc.callbacks.remove(callback)
