@@ -16,8 +16,9 @@ addon's code is imported only once a registry exists.
     odoo-bin --addons-path=… pv_kb embed [Ollama overrides] [server options]
 
 PATH is a wissensbasis/ folder or a ZIP of it.  Ollama overrides (--ollama-url,
---embedding-model, --chat-model, --query-prefix, --passage-prefix) apply to
-this run only; the stored settings stay as they are: an evaluation with another
+--embedding-model, --chat-model, --query-prefix, --passage-prefix; --server-type ollama|openai for the
+API of that URL; --chat-servers / --embedding-servers / --rerank-servers "openai http://host:8000" (a line
+per server) and --rerank-model, docs/model-servers.md) apply to this run only; the stored settings stay as they are: an evaluation with another
 embedding model, server or passage prefix embeds the base into a temporary table
 of its own session and leaves the production vectors untouched; ``embed`` takes
 only --ollama-url (the same model computed on another server).  ``eval`` reports
@@ -38,7 +39,8 @@ from odoo.tools import config
 
 # the Ollama settings eval, ask and embed can override for one run (--ollama-url, …); this module is loaded
 # without the addon package, so the list lives here
-OLLAMA_OVERRIDE_KEYS = ("ollama_url", "embedding_model", "chat_model", "query_prefix", "passage_prefix")
+OLLAMA_OVERRIDE_KEYS = ("ollama_url", "embedding_model", "chat_model", "query_prefix", "passage_prefix", "server_type",
+                        "chat_servers", "embedding_servers", "rerank_servers", "rerank_model")
 USAGE = "odoo-bin [--addons-path=…] pv_kb {import,eval,ask,embed,bakeoff} … [Odoo server options]"
 
 
@@ -308,6 +310,8 @@ class Pv_Kb(Command):
         sys.stdout.write(result.answer + "\n\n")
         sys.stdout.write(f"Zitiert: {', '.join(result.cited_ids) or '–'}\n")
         sys.stdout.write(f"Gefunden: {', '.join(result.retrieved_ids) or '–'}\n")
+        if result.server:
+            sys.stdout.write(f"Server: {result.server}\n")
         if result.violations:
             sys.stdout.write("Verstöße: " + "; ".join(result.violations) + "\n")
         sys.stdout.write("Zeiten (ms): " + ", ".join(f"{k}={v:.0f}" for k, v in result.timings.items()) + "\n")

@@ -148,7 +148,7 @@ class PvKbAgent(models.AbstractModel):
         if prepared.pii_failed:
             return prepared
         settings, question, gated = prepared.settings, prepared.question, prepared.gated
-        reranking = bool(settings.get("rerank"))
+        reranking = stages.reranking(settings)
         try:
             with self.env.cr.savepoint():
                 search = gated
@@ -164,6 +164,11 @@ class PvKbAgent(models.AbstractModel):
                 if verdict.refuse:
                     prepared.verdict = verdict
                     return prepared
+                if settings.get("fact_answers"):
+                    # a value question the facts of the retrieved entries answer: no context, no model needed
+                    prepared.fact_answer = self.env["pv.kb.fact"]._answer(question, retrieval.entry_ids)
+                    if prepared.fact_answer is not None and not settings.get("fact_explain"):
+                        return prepared
                 t0 = time.perf_counter()
                 # Kernwerte and summaries of the retrieved entries, read once for the context and the conflict check
                 summaries = self.env["pv.kb.retriever"]._chunk_rows(kb_ids=[e.entry_id for e in retrieval.entries],
@@ -233,6 +238,7 @@ class PvKbAgent(models.AbstractModel):
             "settings_json": json.dumps(self.env["pv.kb.settings"]._snapshot(settings)),
             "embedding_model": settings["embedding_model"],
             "chat_model": settings["chat_model"],
+            "server": result.server or False,
             "time_embed_ms": t.get("embed_ms", 0.0),
             "time_retrieve_ms": t.get("retrieve_ms", 0.0),
             "time_generate_ms": t.get("generate_ms", 0.0),
@@ -248,7 +254,8 @@ class PvKbAgent(models.AbstractModel):
             "answer_tokens": result.answer_tokens,
             "regenerations": result.regenerations,
             "pii_count": result.pii_count,
-            "answer_mode": result.answer_mode,
+            "answer_mode": result.answer_mode if result.answer_mode != "facts" else False,
+            "from_facts": result.from_facts,
             "rejected_answer": result.rejected or False,
         })
 

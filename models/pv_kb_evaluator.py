@@ -4,8 +4,11 @@ from odoo import api, models
 from ..lib.evaluation import metrics as evaluation
 from ..lib.search import rewrite as query_rewrite
 from ..lib.answer import stages
+from ..lib.facts import lookup as fact_lookup
+from ..lib.facts.periods import find_period
 
-STEP_LABELS = {"rewrite_ms": "Query-Rewriting (Chat-Modell)", "rerank_ms": "Reranking (Chat-Modell)"}
+STEP_LABELS = {"rewrite_ms": "Query-Rewriting (Chat-Modell)", "rerank_ms": "Reranking (Chat-Modell)",
+               "rerank_server_ms": "Reranking (Rerank-Server)"}
 
 
 class PvKbEvaluator(models.AbstractModel):
@@ -85,11 +88,16 @@ class PvKbEvaluator(models.AbstractModel):
             steps["rewrite_ms"] = (outcome.ms, outcome.reason if outcome.fell_back else "")
             if outcome.rewritten:
                 search = gate(gated.question, query=outcome.rewritten, mapping=gated.mapping)
-        reranking = bool(settings.get("rerank"))
+        reranking = stages.reranking(settings)
         depth = max(k, settings["rerank_depth"]) if reranking else k
         result = retriever._retrieve(question, mode=mode, k=depth, settings=settings, client=client, expand=False,
                                      gated=search)
-        if reranking and result.entries:
+        if reranking and result.entries and stages.uses_rerank_server(settings):
+            sections = stages.best_sections_of_rows(result.entries, retriever._chunk_rows(kb_ids=result.entry_ids))
+            result.entries, outcome = stages.rerank_by_server(client, settings, search, search.query, result.entries,
+                                                              result.entry_info, sections, k)
+            steps["rerank_server_ms"] = (outcome.ms, outcome.reason if outcome.fell_back else "")
+        elif reranking and result.entries:
             summaries = retriever._chunk_rows(kb_ids=result.entry_ids, section_keys=["zusammenfassung"])
             chat = stages.chat_text(client, settings, gated, num_predict=stages.RERANK_PREDICT)
             result.entries, outcome = stages.rerank_entries(chat, gated.query, result.entries, result.entry_info,
@@ -112,18 +120,36 @@ class PvKbEvaluator(models.AbstractModel):
     @api.model
     def _answers(self, gold, progress=None, settings=None):
         agent = self.env["pv.kb.agent"]
+        synonyms = self.env["pv.kb.synonym"].sudo()._rows()
         records, details = [], []
         for n, q in enumerate(gold, 1):
             result = agent._ask(q.question, log=False, settings=settings)
             conflict_ids = {i for c in result.conflicts for i in c.entry_ids} or None
+            asked = fact_lookup.parse_question(q.question, synonyms)
             records.append(evaluation.AnswerRecord(
                 gold=q, retrieved_ids=result.retrieved_ids, cited_ids=result.cited_ids, answer_text=result.answer,
                 refused=result.status == "verweigert", conflict_ids_marked=conflict_ids,
                 latency_retrieval_ms=result.timings.get("retrieve_ms", 0.0),
-                latency_total_ms=result.timings.get("total_ms", 0.0)))
+                latency_total_ms=result.timings.get("total_ms", 0.0), from_facts=result.from_facts,
+                value_question=asked is not None,
+                wrong_year=result.from_facts and asked is not None and _other_year(result.answer, asked.year)))
             details.append({"id": q.id, "status": result.status, "gate_refused": result.gate_refused,
+                            "from_facts": result.from_facts,
                             "cited": result.cited_ids,
                             "retrieved": result.retrieved_ids, "violations": result.violations})
             if progress:
                 progress(f"answers: {n}/{len(gold)}")
         return evaluation.answer_metrics(records), details
+
+
+def _other_year(answer, year):
+    """A fact line of the answer whose period does not cover the asked ``year`` (the note for a missing year
+    names the latest values on purpose: not counted)."""
+    if year is None or answer.startswith("Für "):
+        return False
+    for line in answer.splitlines():
+        if line.startswith("- "):
+            period = find_period(line.split(": ")[0])
+            if period is not None and not period.covers(year):
+                return True
+    return False

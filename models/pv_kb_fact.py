@@ -2,13 +2,21 @@
 concept, period, basis, variant, parsed amount and the exact place in the entry. Rebuilt by the import (and on
 demand by managers); nobody writes it by hand. The parsing and the comparison are ``lib/facts``.
 """
+import threading
 import time
 
 from odoo import api, fields, models
 
+from ..lib.answer.fact_answer import compose
+from ..lib.facts import lookup
 from ..lib.facts.compare import compare
 from ..lib.facts.concepts import abbreviations
 from ..lib.facts.extract import Fact, Source, extract_all
+
+# facts of the whole base per database, for answering: (signature of the base, facts); renewed when an entry
+# or a synonym changed (the signature), so a worker never answers from an older base than the fact table
+_CACHE: dict[str, tuple[tuple, list]] = {}
+_CACHE_LOCK = threading.Lock()
 
 PERIOD_SOURCES = [("cell", "Cell"), ("row", "Row"), ("column", "Column"), ("caption", "Table caption"),
                   ("title", "Entry title"), ("stand", "Stand of the entry")]
@@ -113,3 +121,39 @@ class PvKbFact(models.Model):
         check_manager(self.env)
         self._rebuild()
         return {"type": "ir.actions.client", "tag": "reload"}
+
+    @api.model
+    def _signature(self):
+        # the entries' content hashes (not write_date: a transaction's writes share one timestamp)
+        self.env.cr.execute("""SELECT count(*), md5(string_agg(kb_id || ':' || coalesce(content_hash, '')
+                                                           || ':' || coalesce(name, ''), ',' ORDER BY kb_id))
+                                 FROM pv_kb_entry WHERE active
+                               UNION ALL
+                               SELECT count(*), md5(string_agg(term || '=' || expansions, ',' ORDER BY term))
+                                 FROM pv_kb_synonym WHERE active""")
+        return tuple(self.env.cr.fetchall())
+
+    @api.model
+    def _cached_facts(self):
+        """The facts of the active entries, extracted once per change of the base (per process)."""
+        signature = self._signature()
+        with _CACHE_LOCK:
+            cached = _CACHE.get(self.env.cr.dbname)
+            if cached and cached[0] == signature:
+                return cached[1]
+        facts, _ = self._extract()
+        with _CACHE_LOCK:
+            _CACHE[self.env.cr.dbname] = (signature, facts)
+        return facts
+
+    @api.model
+    def _answer(self, question, entry_ids):
+        """The answer composed from the facts of the retrieved entries ``entry_ids`` (in their order) when the
+        question asks for a value and the match is clear, else None (lib/facts/lookup.py). Only retrieved
+        entries are cited, so the citation rule holds."""
+        synonyms = self.env["pv.kb.synonym"].sudo()._rows()
+        parsed = lookup.parse_question(question, synonyms)
+        if parsed is None or not entry_ids:
+            return None
+        match = lookup.find(parsed, self._cached_facts(), list(entry_ids))
+        return compose(match) if match else None

@@ -12,7 +12,8 @@ import time
 from odoo import api, fields, models
 
 from ..lib.cockpit import health
-from ..lib.answer.conflicts import detect_conflicts
+from ..lib.facts import coverage
+from ..lib.facts.compare import compare as fact_compare
 from ..lib.kb.entry_facts import EntryFacts
 from .pv_kb_finding import SEVERITIES, check_manager
 
@@ -165,8 +166,19 @@ class PvKbHealthRun(models.Model):
         known = {row[0] for row in self.env.cr.fetchall()}   # archived ids count as known: not dangling
         t = lap("read_more", t)
 
+        # conflicts, outdated values and the years' coverage from the fact comparison (lib/facts)
+        Fact = self.env["pv.kb.fact"]
+        if infos and not Fact.search_count([], limit=1):
+            Fact._rebuild()     # a database from before the fact table: filled once
+        facts = Fact._cached_facts()
+        fact_conflicts = health.fact_conflicts(fact_compare(facts))
+        extra = health.next_year_findings(coverage.missing_next_year(
+            facts, today or fields.Date.context_today(self), month=opts["health_next_year_month"]))
+        extra += health.no_year_findings(coverage.without_year(facts))
+        t = lap("facts", t)
         found = health.run_checks(
-            infos, detect=detect_conflicts, known_ids=known, duplicate_pairs=pairs, embeddings=embeddings,
+            infos, detect=lambda _entries: fact_conflicts, known_ids=known, duplicate_pairs=pairs,
+            embeddings=embeddings, extra=extra,
             retrieved=retrieved, questions=questions, days=opts["health_unretrieved_days"],
             options=health.Options(max_age_months=opts["health_max_age_months"],
                                    near_duplicate_threshold=opts["health_duplicate_threshold"],

@@ -87,6 +87,9 @@ class PvKbQuery(models.Model):
     settings_json = fields.Text("Models and settings (JSON)", readonly=True)
     embedding_model = fields.Char(readonly=True)
     chat_model = fields.Char(readonly=True)
+    server = fields.Char("Model server", readonly=True,
+                         help="The chat server that answered (with several chat servers, see Settings); empty when "
+                              "none did (emergency mode).")
     time_embed_ms = fields.Float("Embed (ms)", readonly=True, digits=(16, 1))
     time_retrieve_ms = fields.Float("Retrieve (ms)", readonly=True, digits=(16, 1))
     time_prompt_ms = fields.Float("Prompt (ms)", readonly=True, digits=(16, 1),
@@ -106,6 +109,8 @@ class PvKbQuery(models.Model):
     pii_count = fields.Integer("Personal data replaced", readonly=True,
                                help="How many personal details of the question were replaced by placeholders "
                                     "before processing (the values themselves are never stored).")
+    from_facts = fields.Boolean("Answered from the facts", readonly=True, index=True,
+                                help="The value question was answered from the Kernwerte (fact table), without the model.")
     answer_mode = fields.Selection([("text", "Free text"), ("structured", "Structured"),
                                     ("selection", "Selection")], readonly=True)
     rejected_answer = fields.Text(

@@ -3,13 +3,17 @@
 Fields, defaults, who may read them, bounds and storage are made from the table; this file adds what is not a
 setting: the embedding status and the buttons (test the connection, embed now).
 """
+import logging
+
 from odoo import _, api, fields, models
 from odoo.exceptions import ValidationError
 from odoo.tools import config
 
-from ..lib.llm import client as ollama, errors as ollama_errors
+from ..lib.llm import client as ollama, errors as ollama_errors, servers as model_servers
 from ..lib.settings import table
-from .pv_kb_settings import TIME_LIMIT_MARGIN, answer_time_limit_problem
+from .pv_kb_settings import TIME_LIMIT_MARGIN, answer_time_limit_problem, server_lists
+
+_logger = logging.getLogger(__name__)
 
 _FIELD_TYPES = {"char": fields.Char, "csv": fields.Char, "text": fields.Text, "integer": fields.Integer,
                 "float": fields.Float, "boolean": fields.Boolean, "selection": fields.Selection}
@@ -31,7 +35,7 @@ def _field(setting):
 
 
 def _checked_fields():
-    return [s.field for s in table.form_settings() if s.bounds or s.kind == "csv"]
+    return [s.field for s in table.form_settings() if s.bounds or s.kind == "csv" or s.check]
 
 
 class ResConfigSettings(models.TransientModel):
@@ -40,6 +44,9 @@ class ResConfigSettings(models.TransientModel):
     locals().update({setting.field: _field(setting) for setting in table.form_settings()})
 
     pv_kb_embedding_status = fields.Char("Embeddings", compute="_compute_pv_kb_embedding_status")
+    # the API key is written only (a secret setting): whether one is stored, and a box to remove it
+    pv_kb_api_key_stored = fields.Boolean("API key stored", compute="_compute_pv_kb_api_key_stored")
+    pv_kb_api_key_clear = fields.Boolean("Remove the API key", groups=table.SYSTEM)
 
     def _pv_kb_may_edit(self, setting):
         return setting.editor != table.SYSTEM or self.env.su or self.env.user.has_group(table.SYSTEM)
@@ -48,7 +55,7 @@ class ResConfigSettings(models.TransientModel):
     def get_values(self):
         res = super().get_values()
         stored = self.env["pv.kb.settings"]._get()
-        res.update({s.field: stored[s.key] for s in table.form_settings() if self._pv_kb_may_edit(s)})
+        res.update({s.field: stored[s.key] for s in table.form_settings() if self._pv_kb_may_edit(s) and not s.secret})
         return res
 
     def set_values(self):
@@ -56,6 +63,12 @@ class ResConfigSettings(models.TransientModel):
         params = self.env["ir.config_parameter"].sudo()
         for setting in table.form_settings():
             if not self._pv_kb_may_edit(setting):
+                continue
+            if setting.secret:
+                # never read back into the form: an empty field keeps the stored value, the box removes it
+                if self.pv_kb_api_key_clear or (self[setting.field] or "").strip():
+                    params.set_param(setting.param, False if self.pv_kb_api_key_clear
+                                     else setting.serialise(self[setting.field]))
                 continue
             value = setting.serialise(self[setting.field])
             if (params.get_param(setting.param) or False) != value:
@@ -70,6 +83,8 @@ class ResConfigSettings(models.TransientModel):
                 if problem and problem[0] == "bounds":
                     raise ValidationError(_("%(field)s must be between %(low)s and %(high)s.",
                                             field=label, low=problem[1], high=problem[2]))
+                if problem and problem[0] == "invalid":
+                    raise ValidationError(_("%(field)s: %(error)s", field=label, error=problem[1]))
                 if problem and problem[0] == "unknown":
                     raise ValidationError(_("Unknown detectors: %(names)s. Possible: %(all)s",
                                             names=", ".join(problem[1]), all=", ".join(setting.options())))
@@ -78,6 +93,11 @@ class ResConfigSettings(models.TransientModel):
                 raise ValidationError(_(
                     "The answer time limit must stay %(margin)s s below Odoo's limit_time_real (%(real)s s): at most "
                     "%(upper)s s.", margin=int(TIME_LIMIT_MARGIN), real=config.get("limit_time_real"), upper=upper))
+
+    def _compute_pv_kb_api_key_stored(self):
+        stored = bool(self.env["pv.kb.settings"]._get()["api_key"])
+        for settings in self:
+            settings.pv_kb_api_key_stored = stored
 
     def _compute_pv_kb_embedding_status(self):
         status = self.env["pv.kb.chunk"].sudo()._embedding_status()
@@ -100,30 +120,69 @@ class ResConfigSettings(models.TransientModel):
 
     def _pv_kb_form_settings(self):
         """The stored settings with what is in the form on top (unsaved values included)."""
-        values = {s.key: self[s.field] for s in table.form_settings() if self._pv_kb_may_edit(s)}
+        values = {s.key: self[s.field] for s in table.form_settings() if self._pv_kb_may_edit(s)
+                  and not (s.secret and not (self[s.field] or "").strip())}   # empty secret: the stored one
         return self.env["pv.kb.settings"]._get({k: v for k, v in values.items() if v not in (None, False)})
 
     def action_pv_kb_test_connection(self):
-        """Report server version, whether both models exist, and the embedding dimension: of the values in
-        the form, without saving them."""
+        """Report, for each configured server, whether it answers and has its models, the embedding dimension,
+        and whether all embedding servers serve the same model: of the values in the form, without saving them."""
         self.ensure_one()
         self.env["pv.kb.settings"]._check_manager()
         settings = self._pv_kb_form_settings()
+        lines, ok = self._pv_kb_connection_report(settings)
+        report = "\n".join(lines)
+        _logger.info("pv_kb: connection test: %s", "ok" if ok else "problems")
+        return {
+            "type": "ir.actions.client",
+            "tag": "display_notification",
+            "params": {"title": _("Connection test"), "message": report, "sticky": True,
+                       "type": "success" if ok else "warning"},
+        }
+
+    def _pv_kb_connection_report(self, settings):
+        """(lines, ok) of the connection test: each server of each role, then the embedding facts."""
+        lists = server_lists(settings)
         client = self.env["pv.kb.settings"]._client(settings)
+        pool = client if isinstance(client, model_servers.ServerPool) else None
         lines, ok = [], True
         try:
-            lines.append(_("Ollama %(version)s reachable at %(url)s.", version=client.version(),
-                           url=client.shown_url))
-            installed = client.tags()
-            present = {}
-            for label, name in ((_("Embedding model"), settings["embedding_model"]),
-                                (_("Chat model"), settings["chat_model"])):
-                present[name] = ollama.tag_listed(name, installed)
-                ok = ok and present[name]
-                lines.append(f"{label} {name}: " + (_("installed") if present[name] else _("NOT installed")))
-            if present[settings["embedding_model"]]:
+            wanted = {"embedding": settings["embedding_model"], "chat": settings["chat_model"],
+                      "rerank": settings.get("rerank_model") or ""}
+            labels = {"embedding": _("Embedding model"), "chat": _("Chat model"), "rerank": _("Rerank model")}
+            seen = {}
+            for role in ("chat", "embedding", "rerank"):
+                for server in lists[role]:
+                    one = pool.client(server) if pool else client
+                    try:
+                        if role == "rerank":
+                            one.rerank(wanted["rerank"], "Probe", ["Probe"], origin=ollama.KB_TEXT)
+                            lines.append(_("Rerank server %(url)s answers (model %(model)s).", url=server.shown,
+                                           model=wanted["rerank"] or "-"))
+                            continue
+                        if server not in seen:
+                            seen[server] = one.describe()
+                            lines.append(_("%(server)s reachable at %(url)s.", server=seen[server], url=server.shown))
+                        present = one.has_model(wanted[role])
+                    except ollama_errors.OllamaError as exc:
+                        ok = False
+                        lines.append(exc.message)
+                        continue
+                    ok = ok and present
+                    lines.append(f"{labels[role]} {wanted[role]} ({server.shown}): "
+                                 + (_("installed") if present else _("NOT installed")))
+            # the servers' health as this Odoo process saw it (failover and cool-down, lib/llm/servers.py)
+            for state in model_servers.health(list(dict.fromkeys(lists["chat"] + lists["embedding"] + lists["rerank"]))):
+                if state["failures"]:
+                    lines.append(_("%(url)s: %(failures)s failures and %(answers)s answers in this Odoo process; "
+                                   "last failure: %(error)s", url=state["url"], failures=state["failures"],
+                                   answers=state["answers"], error=state["error"]))
+            if ok:
                 # not named `context`: _() reads a local of that name as the translation context
                 dim, window = client.embedding_facts(settings["embedding_model"])
+                if len(lists["embedding"]) > 1:
+                    lines.append(_("All %(count)s embedding servers serve the same model.",
+                                   count=len(lists["embedding"])))
                 current = self.env["pv.kb.chunk"]._embedding_dim()
                 lines.append(_("Embedding dimension: %(dim)s (column: %(col)s)", dim=dim, col=current))
                 if window:
@@ -134,10 +193,4 @@ class ResConfigSettings(models.TransientModel):
             lines.append(exc.message)
         finally:
             client.close()
-        report = "\n".join(lines)
-        return {
-            "type": "ir.actions.client",
-            "tag": "display_notification",
-            "params": {"title": _("Connection test"), "message": report, "sticky": True,
-                       "type": "success" if ok else "warning"},
-        }
+        return lines, ok

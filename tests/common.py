@@ -135,7 +135,7 @@ class StandInCase(KbCase):
 
     def chat_requests(self):
         """The chat requests the stand-in received since this test began."""
-        return [r for r in self.standin.requests_log if r["path"] == "/api/chat"]
+        return [r for r in self.standin.requests_log if r["path"] in ("/api/chat", "/v1/chat/completions")]
 
     def setUp(self):
         super().setUp()

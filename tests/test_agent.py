@@ -50,6 +50,8 @@ class AgentCase(StandInCase):
     def setUpClass(cls):
         super().setUpClass()
         cls.load_entries(agent_entries(), "agent")
+        # these tests script the model's answer to value questions: answers from the facts would skip the model
+        cls.set_settings(fact_answers="False")   # set_param(False) would delete the parameter
         if cls.ANSWER_MODE:
             cls.set_settings(answer_mode=cls.ANSWER_MODE)
         cls.agent = cls.env["pv.kb.agent"]

@@ -53,3 +53,35 @@ class TestFactTable(KbCase):
         groups = self.Fact.with_user(user)._read_group([("concept_key", "=", "hoechstbeitragsgrundlag"), ("basis", "=", "monatlich")],
                                                        ["year"], ["amount:max"])
         self.assertEqual(sorted(year for year, _ in groups), [2024, 2025])
+
+
+@tagged("post_install", "-at_install", "pv_kb", "pv_kb_facts")
+class TestComingYear(KbCase):
+
+    def test_values_for_the_coming_year_missing_from_the_fourth_quarter(self):
+        import datetime as dt
+        table = "| Wert | 2025 | 2026 |\n|---|---|---|\n| Testgrenze monatlich | € 500 | € 520 |"
+        self.run_import(batch_files({"lb-tst-01": entry_md("lb-tst-01", title="Testgrenze", stand="2026-01",
+                                                           kernwerte=table)}))
+        Run, Finding = self.env["pv.kb.health.run"], self.env["pv.kb.finding"]
+        Run._run_health_check(today=dt.date(2026, 9, 15))
+        self.assertFalse(Finding.search([("kind", "=", "next_year"), ("state", "=", "open")]), "before October: not yet")
+        Run._run_health_check(today=dt.date(2026, 11, 15))
+        finding = Finding.search([("kind", "=", "next_year"), ("state", "=", "open")])
+        self.assertEqual(finding.entry_ids.mapped("kb_id"), ["lb-tst-01"])
+        self.assertIn("2027", finding.message)
+        self.assertIn("€ 520", finding.message)
+        # a value "ab 2027" settles it
+        table2 = ("| Wert | 2025 | 2026 | ab 2027 |\n|---|---|---|---|\n"
+                  "| Testgrenze monatlich | € 500 | € 520 | € 540 |")
+        self.run_import(batch_files({"lb-tst-01": entry_md("lb-tst-01", title="Testgrenze", stand="2026-10",
+                                                           kernwerte=table2)}))
+        Run._run_health_check(today=dt.date(2026, 11, 15))
+        self.assertEqual(finding.state, "resolved")
+
+    def test_a_fact_without_year_is_a_note(self):
+        import datetime as dt
+        self.run_import(batch_files({"lb-tst-02": entry_md("lb-tst-02", title="Testsatz")}))
+        self.env["pv.kb.health.run"]._run_health_check(today=dt.date(2026, 11, 15))
+        note = self.env["pv.kb.finding"].search([("kind", "=", "no_year")])
+        self.assertEqual((note.entry_ids.mapped("kb_id"), note.severity), (["lb-tst-02"], "info"))

@@ -91,3 +91,40 @@ def compose(match: Match) -> FactAnswer:
     lines = [{"entry_id": f.entry_id, "text": fact_line(f), "passage": f.passage, "value": f.text,
               "period": f.period.label(), "stand": f.stand, "line": f.line} for f in facts]
     return FactAnswer("\n\n".join(parts), cited, [as_conflict(p) for p in match.pairs], lines)
+
+
+def respond_with_facts(prepared, on_delta, model_step, make_result):
+    """The answer of a prepared question that the facts answer: the facts first, at once; with the setting
+    ``fact_explain`` (and a context built) the model's checked answer follows below them, streamed after the
+    facts and never replacing them. ``model_step(on_delta)`` runs the model's part (lib/answer/respond.py),
+    ``make_result(**fields)`` builds its AgentAnswer."""
+    facts = prepared.fact_answer
+    if on_delta:
+        on_delta(facts.text)
+    result = make_result(status="beantwortet", answer=facts.text, cited_ids=list(facts.cited),
+                         conflicts=list(facts.conflicts), answer_mode="facts", from_facts=True,
+                         quotes=[{"kb_id": line["entry_id"], "passage": line["passage"], "value": line["value"]}
+                                 for line in facts.lines])
+    if not prepared.settings.get("fact_explain") or not prepared.messages:
+        return result
+    head = facts.text + "\n\n"
+
+    def after_facts(text):
+        if text is None:        # a regeneration: the model's part goes, the facts stay
+            on_delta(None)
+            on_delta(head)
+        else:
+            on_delta(text)
+
+    if on_delta:
+        on_delta("\n\n")
+    model = model_step(after_facts if on_delta else None)
+    result.timings.update(model.timings)
+    if model.status == "beantwortet" and model.answer:
+        result.answer = head + model.answer
+        result.cited_ids += [i for i in model.cited_ids if i not in result.cited_ids]
+        result.quotes += model.quotes
+        result.prompt_tokens, result.answer_tokens = model.prompt_tokens, model.answer_tokens
+    else:
+        result.rejected = model.answer or model.rejected
+    return result

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 from ..llm import errors as ollama_errors, tokens as ollama_tokens
 from ..pii import gate as pii
-from . import (citations, conflicts as conflict_rules, extractive, freetext, gate, links, outcome, selection, stages,
-               structured, structured_checks, structured_render, validation, values)
+from . import (citations, conflicts as conflict_rules, extractive, fact_answer, freetext, gate, links, outcome,
+               selection, stages, structured, structured_checks, structured_render, validation, values)
 from .types import REFUSAL_TEXT
 
 _logger = logging.getLogger(__name__)
@@ -48,6 +48,8 @@ class AgentAnswer:
     quotes: list = field(default_factory=list)   # [{"kb_id", "passage"}]: the passage each citation rests on
     rejected: str = ""                # model text that was not shown (kept in the question log)
     steps: dict = field(default_factory=dict)    # {"rerank"|"rewrite": {"status", "reason", …}} when they ran
+    from_facts: bool = False          # composed from the fact table (lib/answer/fact_answer.py)
+    server: str = ""                  # the (redacted) URL of the chat server that answered; "" when none did
 
 
 @dataclass
@@ -72,6 +74,7 @@ class PreparedQuestion:
     timings: dict = field(default_factory=dict)
     # the optional model steps (lib/answer/stages.py)
     search_query: str | None = None   # the accepted rewrite: searched instead of ``query``, never shown
+    answered_by: str = ""             # the chat server of the last model answer (ChatResult.server)
     rewrite: object = None            # lib.query_rewrite.Outcome when rewriting is on
     rerank: object = None             # lib.rerank.Outcome when reranking ran
     pending: bool = False             # reranking on: blocks and messages wait for the model's order
@@ -79,6 +82,7 @@ class PreparedQuestion:
     entry_facts: list = field(default_factory=list)  # EntryFacts of every retrieved entry (conflicts)
     summaries: dict = field(default_factory=dict)    # {chunk id: row}: Kernwerte and summaries read in step 1
     plan: dict = field(default_factory=dict)         # system prompt, max_blocks, max_chars of the context
+    fact_answer: object = None        # lib.answer.fact_answer.FactAnswer: the value question answered from facts
 
 
 def respond(prepared, make_client, *, on_delta=None, deadline=None, cancel=None):
@@ -98,6 +102,9 @@ def respond(prepared, make_client, *, on_delta=None, deadline=None, cancel=None)
         elif prepared.verdict is not None:
             result = AgentAnswer(status="verweigert", answer=gate.refusal_answer(prepared.verdict),
                                  gate_refused=True)
+        elif prepared.fact_answer is not None:
+            result = fact_answer.respond_with_facts(
+                prepared, on_delta, lambda delta: _answer(prepared, make_client, delta, deadline, cancel), AgentAnswer)
         else:
             # reranking on and not yet done by the caller (the stream worker does it before its meta event)
             stages.rerank_prepared(prepared, make_client, deadline=deadline, cancel=cancel)
@@ -112,6 +119,8 @@ def respond(prepared, make_client, *, on_delta=None, deadline=None, cancel=None)
     _drop_foreign_links(result, prepared)
     retrieval = prepared.retrieval
     result.retrieval = retrieval
+    if result.status != "notbetrieb":
+        result.server = prepared.answered_by
     result.retrieved_ids = retrieval.entry_ids if retrieval else []
     result.timings.update(prepared.timings)
     result.steps = step_report(prepared)
@@ -433,8 +442,10 @@ def _generate(messages, settings, client, on_delta, deadline, cancel, prepared, 
     if time.monotonic() >= deadline:
         raise ollama_errors.OllamaTimeout(texts["too_late"])
     if on_delta is None:
-        return client.chat(settings["chat_model"], messages, origin=gated, options=options, num_ctx=num_ctx,
-                           expected_prompt_tokens=expected, deadline=deadline, response_format=response_format)
+        result = client.chat(settings["chat_model"], messages, origin=gated, options=options, num_ctx=num_ctx,
+                             expected_prompt_tokens=expected, deadline=deadline, response_format=response_format)
+        prepared.answered_by = getattr(result, "server", "")
+        return result
     result = None
     for piece in client.chat_stream(settings["chat_model"], messages, origin=gated, options=options, num_ctx=num_ctx,
                                     expected_prompt_tokens=expected, deadline=deadline, cancel=cancel,
@@ -445,4 +456,5 @@ def _generate(messages, settings, client, on_delta, deadline, cancel, prepared, 
             result = piece.result
     if result is None:
         raise ollama_errors.OllamaBadResponse(texts["no_result"])
+    prepared.answered_by = getattr(result, "server", "")
     return result

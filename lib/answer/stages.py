@@ -14,6 +14,10 @@ Why here: in the chat panel a model call must never run while a database cursor 
   :func:`finish_context` builds the messages from them. Without reranking the agent calls
   :func:`finish_context` itself, in the first step.
 
+With a rerank server configured (setting ``rerank_servers``), reranking uses it instead of the chat model: the
+question and each candidate's best section go to its ``/v1/rerank`` (or TEI's ``/rerank``) and the scores give the
+order (lib/search/rerank.py, ``rerank_by_scores``).
+
 A failing model never breaks an answer: the original query / the fused order is used and the outcome says so
 (``prepared.rewrite``, ``prepared.rerank``; latencies in ``prepared.timings`` as ``rewrite_ms``, ``rerank_ms``).
 """
@@ -75,6 +79,66 @@ def rewrite_query(prepared, make_client, *, deadline=None, cancel=None):
     return outcome
 
 
+def reranking(settings):
+    """Whether the fused entries are reranked: by the chat model (``rerank``) or by a rerank server."""
+    return bool(settings.get("rerank")) or uses_rerank_server(settings)
+
+
+def uses_rerank_server(settings):
+    return bool((settings.get("rerank_servers") or "").strip())
+
+
+def section_candidates(entries, entry_info, sections):
+    """rerank.Candidates for a rerank server: title and the entry's best section text (``sections``:
+    {entry id: text}; an entry without one is sent with its title only). Expansions are left out."""
+    out = []
+    for entry in entries:
+        info = entry_info.get(entry.entry_id)
+        if entry.expansion or not info:
+            continue
+        out.append(rerank.Candidate(entry_id=entry.entry_id, title=info["title"] or "",
+                                    excerpt=sections.get(entry.entry_id, "")))
+    return out
+
+
+def best_sections_of_blocks(blocks):
+    """{entry id: text of its best section} from the context blocks of every retrieved entry."""
+    best = {}
+    for block in sorted(blocks, key=lambda b: b.rank_in_entry):
+        if not block.expansion:
+            best.setdefault(block.entry_id, block.text)
+    return best
+
+
+def best_sections_of_rows(entries, rows):
+    """{entry id: text of its best section} from chunk rows ({id: row}) of the entries (the evaluation)."""
+    wanted = {e.entry_id: e.best_section for e in entries if not e.expansion}
+    best = {}
+    for row in sorted(rows.values(), key=lambda r: r["position"]):
+        if wanted.get(row["kb_id"]) == row["section_key"]:
+            best.setdefault(row["kb_id"], row["text"] or "")
+    return best
+
+
+def rerank_by_server(client, settings, origin, question, entries, entry_info, sections, top_k, deadline=None):
+    """(reordered entries, rerank.Outcome) by the rerank server; the evaluation's and the agent's common step."""
+    cands = section_candidates(entries, entry_info, sections)
+
+    def score(query, documents):
+        step_deadline = None
+        if deadline is not None:
+            now = time.monotonic()
+            if deadline <= now:
+                raise ollama_errors.OllamaTimeout("deadline passed before the request")
+            step_deadline = now + max(0.5, (deadline - now) * STEP_SHARE)
+        return client.rerank(settings.get("rerank_model") or "", query, documents, origin=origin,
+                             deadline=step_deadline).scores
+
+    outcome = rerank.rerank_by_scores(score, question, cands)
+    fused = [c.entry_id for c in cands]
+    return reorder_entries(entries, outcome.order if outcome.order else fused, top_k), outcome
+
+
 def candidates(entries, entry_info, summaries):
     """rerank.Candidates of the fused entries (expansions left out): title, and as excerpt the entry's summary
     and legal bases; ``summaries``: {chunk id: row} with the entries' ``zusammenfassung`` rows."""
@@ -127,10 +191,15 @@ def rerank_prepared(prepared, make_client, *, deadline=None, cancel=None):
         entries = reorder_entries(retrieval.entries, outcome.order, settings["top_k"])
     else:
         try:
-            chat = chat_text(client, settings, prepared.gated, deadline=deadline, cancel=cancel,
-                             num_predict=RERANK_PREDICT)
-            entries, outcome = rerank_entries(chat, prepared.query, retrieval.entries, retrieval.entry_info,
-                                              prepared.summaries, settings["top_k"])
+            if uses_rerank_server(settings):
+                entries, outcome = rerank_by_server(
+                    client, settings, prepared.gated, prepared.gated.query, retrieval.entries, retrieval.entry_info,
+                    best_sections_of_blocks(prepared.all_blocks), settings["top_k"], deadline)
+            else:
+                chat = chat_text(client, settings, prepared.gated, deadline=deadline, cancel=cancel,
+                                 num_predict=RERANK_PREDICT)
+                entries, outcome = rerank_entries(chat, prepared.query, retrieval.entries, retrieval.entry_info,
+                                                  prepared.summaries, settings["top_k"])
         finally:
             client.close()
     prepared.rerank = outcome

@@ -31,11 +31,17 @@ class FindingKind:
 
 FINDING_KINDS = (
     FindingKind("conflict", "Conflict",
-                "Kernwerte that contradict between entries sharing a topic or legal basis (the answer engine's "
-                "detector, run over the whole base)."),
+                "The same fact (concept, year or period, basis, variant) with different values in two entries (the "
+                "fact comparison, lib/facts/compare.py, run over the whole base); each side's value, entry and Stand."),
     FindingKind("stale", "Outdated",
-                "Stand older than a configurable age, or older than a newer entry of the same topic or legal basis "
-                "whose values differ (the older side of a conflict)."),
+                "Stand older than a configurable age, or older than a newer entry that gives another value for "
+                "a later period of the same fact, or the older side of a conflict; the values of both sides."),
+    FindingKind("next_year", "Coming year missing",
+                "From a configurable month of the fourth quarter on: a fact with values for last year and this "
+                "year but none for the next."),
+    FindingKind("no_year", "Value without year",
+                "Amounts and rates of an entry whose text, table and title name no year or period (read as of "
+                "the entry's Stand)."),
     FindingKind("dangling_ref", "Dangling reference", "A cross reference to an id that is not in the base."),
     FindingKind("oneway_ref", "One-way reference",
                 "A cross reference the target does not return (a hint, not an error)."),
@@ -121,6 +127,78 @@ def _pair(a: str, b: str) -> tuple[str, str]:
     return (a, b) if a <= b else (b, a)
 
 
+# --------------------------------------------------------------------------- the fact comparison's pairs
+
+
+@dataclass
+class FactConflict:
+    """A conflicting or outdated pair of the fact comparison as the rules below read it (like the answer
+    engine's ``Conflict``); ``values`` hold each side's period and value, ``kind`` "conflict" or "outdated"
+    (the first side is then the older one)."""
+
+    key: str
+    entry_ids: list[str]
+    values: dict[str, str]
+    stands: dict[str, str]
+    kind: str = "conflict"
+
+
+def _side_value(fact) -> str:
+    when = fact.period.label() if fact.period.explicit else "ohne Jahresangabe"
+    return f"{when}: {fact.text}"
+
+
+def fact_conflicts(pairs: Iterable) -> list[FactConflict]:
+    """One record per kind, entry pair and concept (lib/facts/compare.Pair), the newest value of the newer
+    side for an outdated pair."""
+    out: dict[tuple, FactConflict] = {}
+    for pair in pairs:
+        first, second = pair.first, pair.second
+        concept = first.concept
+        key = (pair.kind, first.entry_id, second.entry_id, _fold_key(concept))
+        known = out.get(key)
+        if known is not None and pair.kind == "outdated":
+            if second.period.newest > int(known.values.get("_newest", "0")):
+                known.values[second.entry_id] = _side_value(second)
+                known.values["_newest"] = str(second.period.newest)
+            continue
+        if known is not None:
+            continue
+        values = {first.entry_id: _side_value(first), second.entry_id: _side_value(second),
+                  "_newest": str(second.period.newest)}
+        out[key] = FactConflict(concept, [first.entry_id, second.entry_id], values,
+                                {first.entry_id: first.stand, second.entry_id: second.stand}, pair.kind)
+    for record in out.values():
+        record.values.pop("_newest", None)
+    return list(out.values())
+
+
+def next_year_findings(gaps: Iterable) -> list[Finding]:
+    """"Value for the coming year missing" (lib/facts/coverage.missing_next_year)."""
+    findings = []
+    for gap in gaps:
+        ids = gap.entry_ids
+        have = "; ".join(f"[{f.entry_id}] {f.period.label()}: {f.text}" for f in gap.facts[:4])
+        findings.append(Finding(
+            "next_year", "medium", ids, f"next_year:{gap.year}:{_fold_key(gap.concept)}:{','.join(ids)}",
+            f"Für „{gap.concept}“ fehlt der Wert für {gap.year} ({have}). Bitte den kundgemachten Wert "
+            f"ergänzen."))
+    return findings
+
+
+def no_year_findings(by_entry: dict) -> list[Finding]:
+    """One note per entry whose amounts and rates name no year (lib/facts/coverage.without_year)."""
+    findings = []
+    for entry_id in sorted(by_entry):
+        facts = by_entry[entry_id]
+        shown = ", ".join(f"„{f.concept}“ {f.text}" for f in facts[:3]) + (" …" if len(facts) > 3 else "")
+        findings.append(Finding(
+            "no_year", "info", [entry_id], f"no_year:{entry_id}",
+            f"[{entry_id}] nennt {len(facts)} Wert(e) ohne Jahr ({shown}); sie gelten als Stand {facts[0].stand}. "
+            "Ein Jahr in der Tabelle macht den Vergleich mit anderen Einträgen und Jahren sicher."))
+    return findings
+
+
 # --------------------------------------------------------------------------- finding kinds
 
 
@@ -129,6 +207,8 @@ def conflict_findings(entries: list[EntryFacts], detect: Callable) -> tuple[list
     conflicts = detect(entries)
     findings = []
     for conflict in conflicts:
+        if getattr(conflict, "kind", "conflict") != "conflict":
+            continue      # an outdated pair of the fact comparison: the older side is stale (below)
         ids = sorted(conflict.entry_ids)
         sides = "; ".join(f"[{i}] (Stand {conflict.stands.get(i, '?')}): {conflict.values.get(i, '–')}"
                           for i in conflict.entry_ids)
@@ -154,6 +234,9 @@ def stale_findings(entries: list[EntryFacts], conflicts: Iterable, options: Opti
                 superseded.add(entry_id)
                 text = (f"älter als {', '.join(f'[{n}]' for n in newer)} (Stand {newest}), das für "
                         f"„{conflict.key}“ einen anderen Wert nennt")
+                if getattr(conflict, "kind", None):     # the fact comparison names the values of both sides
+                    text += (f" ({', '.join(conflict.values.get(n, '') for n in newer)}; hier "
+                             f"{conflict.values.get(entry_id, '–')})")
                 if text not in reasons.setdefault(entry_id, []):
                     reasons[entry_id].append(text)
     if options.max_age_months:
@@ -257,8 +340,9 @@ def unretrieved_findings(entries: list[EntryFacts], retrieved: set[str], questio
 def run_checks(entries: list[EntryFacts], *, detect: Callable, options: Options | None = None,
                known_ids: set[str] | None = None, duplicate_pairs: Iterable[tuple[str, str, float]] = (),
                embeddings: Iterable[EmbeddingInfo] = (), retrieved: set[str] | None = None,
-               questions: int = 0, days: int = 90) -> list[Finding]:
-    """All findings, most severe first, then by kind and key (deterministic)."""
+               questions: int = 0, days: int = 90, extra: Iterable[Finding] = ()) -> list[Finding]:
+    """All findings, most severe first, then by kind and key (deterministic); ``extra``: findings computed
+    by the caller (the coming year's missing values, values without year)."""
     options = options or Options()
     conflicts_found, conflicts = conflict_findings(entries, detect)
     findings = conflicts_found
@@ -268,6 +352,7 @@ def run_checks(entries: list[EntryFacts], *, detect: Callable, options: Options 
     findings += embedding_findings(embeddings)
     if retrieved is not None:
         findings += unretrieved_findings(entries, retrieved, questions, days, options)
+    findings += list(extra)
     findings.sort(key=lambda f: (SEVERITY_RANK[f.severity], KINDS.index(f.kind), f.key))
     return findings
 

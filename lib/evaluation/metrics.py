@@ -41,6 +41,9 @@ class AnswerRecord:
     conflict_ids_marked: set[str] | None = None   # ids marked with ⚠, when the grounding step reports them
     latency_retrieval_ms: float | None = None
     latency_total_ms: float | None = None
+    from_facts: bool = False          # composed from the fact table (lib/answer/fact_answer.py), no model
+    value_question: bool = False      # the question asks for a value (lib/facts/lookup.parse_question)
+    wrong_year: bool = False          # a fact line of another year than the one asked
 
 
 
@@ -182,6 +185,27 @@ def _answer_row(records: list[AnswerRecord]) -> dict:
     }
 
 
+def fact_metrics(items: list[AnswerRecord]) -> dict:
+    """The answers composed from the fact table, apart: how many, their share of the value questions and of
+    all answerable questions, their must-contain rate, lines of a year other than the one asked, latency."""
+    facts = [r for r in items if r.from_facts]
+    value = [r for r in items if r.value_question]
+    answerable = [r for r in items if r.gold.kind in ANSWERABLE_KINDS and r.gold.expected_ids]
+    row = _answer_row(facts) if facts else {"n": 0}
+    return {
+        "n": len(facts),
+        "value_questions": len(value),
+        "share_of_value_questions": (sum(r.from_facts for r in value) / len(value)) if value else None,
+        "share_of_answerable": (sum(r.from_facts for r in answerable) / len(answerable)) if answerable else None,
+        "must_contain": row.get("must_contain"),
+        "citation_precision": row.get("citation_precision"),
+        "conflict_handling": row.get("conflict_handling"),
+        "must_not_contain_hits": row.get("must_not_contain_hits", 0),
+        "wrong_year": sum(r.wrong_year for r in facts),
+        "latency_total": latency_stats([r.latency_total_ms for r in facts if r.latency_total_ms is not None]),
+    }
+
+
 def answer_metrics(items: list[AnswerRecord]) -> dict:
     """Answer quality, overall and per kind.
 
@@ -210,6 +234,7 @@ def answer_metrics(items: list[AnswerRecord]) -> dict:
         "latency_retrieval": latency_stats([r.latency_retrieval_ms for r in items
                                             if r.latency_retrieval_ms is not None]),
         "latency_total": latency_stats([r.latency_total_ms for r in items if r.latency_total_ms is not None]),
+        "facts": fact_metrics(items),
     }
 
 
@@ -281,6 +306,14 @@ def format_report(title: str, metrics_by_mode: dict[str, dict], settings: dict) 
         for key, name in _ANSWER_ROWS:
             rows.append((name, [_cell(a["overall"].get(key)) if a else "–" for a in answers.values()]))
 
+    facts = {m: (a or {}).get("facts") for m, a in answers.items()}
+    if any(f and f["n"] for f in facts.values()):
+        section("Antworten aus den Kernwerten")
+        for key, name in (("n", "aus Kernwerten"), ("share_of_value_questions", "Anteil der Wertfragen"),
+                          ("share_of_answerable", "Anteil der beantwortbaren"), ("must_contain", "must-contain"),
+                          ("citation_precision", "Zitatpräzision"), ("wrong_year", "Werte anderer Jahre")):
+            rows.append((name, [_cell(f.get(key)) if f else "–" for f in facts.values()]))
+
     latency: dict[str, dict[str, dict]] = {}
     for m in modes:
         for label, stats in (metrics_by_mode[m].get("latency") or {}).items():
@@ -289,6 +322,8 @@ def format_report(title: str, metrics_by_mode: dict[str, dict], settings: dict) 
         if a:
             latency.setdefault("Retrieval", {}).setdefault(m, a["latency_retrieval"])
             latency.setdefault("Gesamt", {}).setdefault(m, a["latency_total"])
+            if (a.get("facts") or {}).get("n"):
+                latency.setdefault("Gesamt (Kernwerte)", {}).setdefault(m, a["facts"]["latency_total"])
     if latency:
         section("Latenz in ms (Median / p95 / Max)")
         for label, per_mode in latency.items():

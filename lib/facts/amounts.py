@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from decimal import Decimal, InvalidOperation
 
 from ..text.german import fold_plain
@@ -71,6 +72,7 @@ def to_decimal(text: str) -> Decimal | None:
         return None
 
 
+@lru_cache(maxsize=5_000)
 def unit_of_word(word: str) -> str:
     """The unit a word after a number names ("Wochen" → Wochen, "Werktage (6-Tage-Woche)" → Werktage), or ""."""
     folded = fold_plain(word or "").strip(". ")
@@ -104,6 +106,7 @@ def _bound_before(text: str, start: int) -> str:
     return ""
 
 
+@lru_cache(maxsize=20_000)
 def parse_amount(text: str, default_unit: str = "") -> Amount:
     """The value of a cell or bullet. A bare number takes ``default_unit`` (the column header's unit), else
     "Anzahl"; a cell that only gives a date is a "Datum", a day of the month ("15. des Folgemonats") a "Termin";

@@ -102,8 +102,11 @@ def _subjects_agree(a: Fact, b: Fact, common: dict[str, frozenset] | None) -> bo
     also a shared legal basis and the same key. "Fälligkeit" of the DB and of the Kommunalsteuer: no."""
     shared = a.subject & b.subject
     if a.topic and a.topic == b.topic:
-        if shared - (common or {}).get(a.topic, (frozenset(), frozenset()))[0]:
+        every = (common or {}).get(a.topic, (frozenset(), frozenset()))[0]
+        if shared - every:
             return True
+        if not (a.subject - every) and not (b.subject - every):
+            return True      # neither title nor tags say more than the topic: one subject
         return any(_word_in(w, a.subject) and _word_in(w, b.subject) for w in a.key | b.key)
     return bool(a.legal & b.legal and a.key == b.key and shared)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 
 from ..text.german import ANSWER_STOPWORDS, fold_plain, light_stem, word_tokens
 from .periods import strip_periods
@@ -79,14 +80,15 @@ def abbreviations(synonyms: Iterable[tuple[str, str]] | None) -> dict[str, tuple
     return out
 
 
-def stems(text: str) -> list[str]:
-    """Folded, lightly stemmed content words (no stopwords, no numbers)."""
+@lru_cache(maxsize=20_000)
+def stems(text: str) -> tuple[str, ...]:
+    """Folded, lightly stemmed content words (no stopwords, no numbers); a tuple (cached)."""
     out = []
     for word in word_tokens(fold_plain(text)):
         if word.isdigit() or len(word) < 2 or word in ANSWER_STOPWORDS:
             continue
         out.append(light_stem(word))
-    return out
+    return tuple(out)
 
 
 def concept_key(label: str, abbrev: Mapping[str, tuple[str, ...]] | None = None) -> frozenset[str]:
@@ -110,6 +112,7 @@ def subject_words(title: str, tags: Iterable[str], abbrev: Mapping[str, tuple[st
     return frozenset(words)
 
 
+@lru_cache(maxsize=50_000)
 def words_match(word: str, other: str) -> bool:
     """Two stemmed words name the same thing, compounds allowed: equal, one the head or the start of the other
     ("hoechstgrenz" / "jahreshoechstgrenz", "blockzeit" / "blockzeitvariant"), or one word's forms
@@ -129,7 +132,21 @@ def words_match(word: str, other: str) -> bool:
 
 def word_in(word: str, words: Iterable[str], near_threshold: float = 1.01) -> bool:
     """``word`` matches one of ``words`` (:func:`words_match`, or trigram similarity ≥ ``near_threshold``)."""
-    return any(words_match(word, other) or near((word,), (other,)) >= near_threshold for other in words)
+    return any(words_match(word, other) or near_threshold <= 1 and word_similarity(word, other) >= near_threshold
+               for other in words)
+
+
+@lru_cache(maxsize=20_000)
+def _word_trigrams(word: str) -> frozenset:
+    padded = f"  {word} "
+    return frozenset(padded[i:i + 3] for i in range(len(padded) - 2))
+
+
+@lru_cache(maxsize=100_000)
+def word_similarity(a: str, b: str) -> float:
+    """Dice coefficient of the character trigrams of two words."""
+    ta, tb = _word_trigrams(a), _word_trigrams(b)
+    return 2 * len(ta & tb) / (len(ta) + len(tb)) if ta and tb else 0.0
 
 
 def trigrams(words: Iterable[str]) -> set[str]:

@@ -213,13 +213,27 @@ def _bullet_fact(source: Source, section: str, caption: str, number: int, line: 
                 line.strip(), base["legal"])
 
 
+_KEY_CACHE: dict[tuple, dict[str, frozenset]] = {}   # concept keys per abbreviation table and label
+
+
 def extract_facts(source: Source, abbrev: Mapping[str, tuple[str, ...]] | None = None) -> list[Fact]:
     """All facts of one entry, in the order of the text."""
     sections, _ = split_sections(source.body or "")
     body_lines = (source.body or "").split("\n")
     title_period = _title_period(source.title)
+    table = tuple(sorted((abbrev or {}).items()))
+    if len(_KEY_CACHE) > 8 or sum(map(len, _KEY_CACHE.values())) > 100_000:
+        _KEY_CACHE.clear()
+    keys = _KEY_CACHE.setdefault(table, {})
+
+    def key(text: str) -> frozenset:
+        found = keys.get(text)
+        if found is None:
+            found = keys[text] = concept_key(text, abbrev)
+        return found
+
     base = {
-        "key": lambda text: concept_key(text, abbrev),
+        "key": key,
         "subject": subject_words(source.title, source.tags, abbrev),
         "title_period": title_period,
         "implicit": implicit(source.stand),

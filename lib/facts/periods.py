@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 _Y = r"(?:19|20)\d{2}"
 _MONTHS = (r"jänner|jaenner|januar|februar|feber|märz|maerz|april|mai|juni|juli|august|september|oktober"
@@ -70,6 +71,7 @@ class Period:
         return Period(self.start, self.end, self.text, source)
 
 
+@lru_cache(maxsize=20_000)
 def find_period(text: str, source: str = "cell") -> Period | None:
     """The first period the text names, or None. "Stand 2024-01" notes are no period."""
     text = _STAND_NOTE_RE.sub(" ", text or "")
@@ -91,6 +93,7 @@ def find_period(text: str, source: str = "cell") -> Period | None:
     return Period(start, end, " ".join(match.group(0).split()), source)
 
 
+@lru_cache(maxsize=20_000)
 def strip_periods(text: str) -> str:
     """The text without its periods, "Stand" notes and "historisch": what is left of a label."""
     text = _STAND_NOTE_RE.sub(" ", text or "")
@@ -106,6 +109,7 @@ def strip_periods(text: str) -> str:
     return text.strip(" ,;:–-")
 
 
+@lru_cache(maxsize=20_000)
 def is_period_only(text: str) -> bool:
     """True for a cell that only names a period ("2024", "bis 2023", "ab 2026 (Gesetzeslage Stand 2024-01)",
     "historisch"): such a cell qualifies its row or column instead of holding a value."""

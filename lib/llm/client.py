@@ -50,6 +50,8 @@ class OllamaConfig:
     num_ctx: int = 8192
     embed_batch_size: int = 32
     headers: dict = field(default_factory=dict)   # e.g. {"Authorization": "Bearer …"} for a proxy
+    api_key: str = ""            # sent as "Authorization: Bearer …" (OpenAI-compatible servers, gateways)
+    structured: str = "auto"     # OpenAI-compatible only: json_schema | json_object | none | auto (lib/llm/openai_client.py)
 
 
 @dataclass
@@ -61,6 +63,7 @@ class EmbedResult:
     requests: int
     duration_s: float
     truncated: list[int] = field(default_factory=list)   # inputs probably cut to the context (lib/llm/tokens.py)
+    server: str = ""             # the (redacted) URL of the server that answered
 
 
 @dataclass
@@ -73,6 +76,7 @@ class ChatResult:
     duration_s: float
     truncated: bool
     raw: dict = field(default_factory=dict)
+    server: str = ""             # the (redacted) URL of the server that answered
 
 
 @dataclass
@@ -125,6 +129,10 @@ class OllamaClient(OllamaTransport):
         if not isinstance(version, str):
             raise bad_shape(self.shown_url, "/api/version", None, "no 'version' string", data)
         return version
+
+    def describe(self) -> str:
+        """One line for the connection test."""
+        return f"Ollama {self.version()}"
 
     def tags(self) -> list[str]:
         """Names of the installed models (GET /api/tags), e.g. ``bge-m3:latest``."""
@@ -212,7 +220,7 @@ class OllamaClient(OllamaTransport):
             self.logger.info("Embedding model %s at %s: %d of %d texts reached its context of %d tokens and "
                              "were probably cut (server evaluated %d tokens)", model, self.shown_url,
                              len(truncated), len(texts), context_tokens, tokens)
-        return EmbedResult(vectors, tokens, calls, time.monotonic() - started, truncated)
+        return EmbedResult(vectors, tokens, calls, time.monotonic() - started, truncated, server=self.shown_url)
 
     def chat(self, model: str, messages: list[dict], *, origin, options: dict | None = None,
              num_ctx: int | None = None, expected_prompt_tokens: int | None = None,
@@ -342,7 +350,7 @@ class OllamaClient(OllamaTransport):
         return ChatResult(content=content, prompt_eval_count=prompt_tokens,
                           eval_count=_as_int(data.get("eval_count")),
                           duration_s=time.monotonic() - started,
-                          truncated=truncated, raw=data)
+                          truncated=truncated, raw=data, server=self.shown_url)
 
     def _check_embeddings(self, data: dict, expected: int, model: str) -> list[list[float]]:
         vectors = data.get("embeddings")

@@ -1,10 +1,12 @@
-"""The errors of the Ollama client (lib/llm/client.py) and how they are worded.
+"""The errors of the model clients (lib/llm/client.py, lib/llm/openai_client.py) and how they are worded.
 
-Every failure is raised as a subclass of :class:`OllamaError` whose ``message`` is a German sentence
-for the user and whose ``detail`` keeps the technical cause for the log. The functions below word each
-kind of failure for the server at ``url``, which is always the redacted one (:func:`redact_url`): user
-name and password of the server URL never reach a message or a log line, and a body that is not
-Ollama's own error JSON is never echoed into a message. Pure Python, no Odoo.
+Every failure is raised as a subclass of :class:`OllamaError` (the name is historical: the OpenAI-compatible
+client raises the same classes) whose ``message`` is a German sentence for the user and whose ``detail`` keeps
+the technical cause for the log. The functions below word each kind of failure for the server at ``url``,
+which is always the redacted one (:func:`redact_url`): user name and password of the server URL never reach a
+message or a log line, an API key is only ever a request header (never part of a message or detail), and a
+body that is not the server's own error JSON is never echoed into a message. ``kind`` ("ollama" or
+"openai") names the server in the message. Pure Python, no Odoo.
 """
 from __future__ import annotations
 
@@ -64,17 +66,29 @@ def redact_url(url: str | None) -> str:
 
 # --------------------------------------------------------------------------- the wording of each failure
 
+# how a message names the server: (subject, after "an"/accusative, after "von"/dative, "läuft" clause)
+_NAMES = {
+    "ollama": ("Ollama", "Ollama", "Ollama", "ob Ollama läuft"),
+    "openai": ("Der Modellserver", "den Modellserver", "dem Modellserver", "ob der Modellserver läuft"),
+}
 
-def unreachable(url: str, path: str, model: str | None, detail: str) -> OllamaUnreachable:
+
+def _name(kind: str, case: int = 0) -> str:
+    return _NAMES.get(kind, _NAMES["ollama"])[case]
+
+
+
+def unreachable(url: str, path: str, model: str | None, detail: str, kind: str = "ollama") -> OllamaUnreachable:
     return OllamaUnreachable(
-        f"Ollama unter {url} nicht erreichbar ({path}{_model_suffix(model)}). "
-        "Bitte prüfen, ob Ollama läuft und die URL in den Einstellungen stimmt.",
+        f"{_name(kind)} unter {url} nicht erreichbar ({path}{_model_suffix(model)}). "
+        f"Bitte prüfen, {_name(kind, 3)} und die URL in den Einstellungen stimmt.",
         detail, url=url, model=model)
 
 
-def timed_out(url: str, path: str, model: str | None, seconds: float, detail: str) -> OllamaTimeout:
+def timed_out(url: str, path: str, model: str | None, seconds: float, detail: str,
+              kind: str = "ollama") -> OllamaTimeout:
     return OllamaTimeout(
-        f"Ollama unter {url} hat nicht innerhalb von {_de_number(seconds)} s geantwortet "
+        f"{_name(kind)} unter {url} hat nicht innerhalb von {_de_number(seconds)} s geantwortet "
         f"({path}{_model_suffix(model)}). Bitte später erneut versuchen oder das "
         "Zeitlimit in den Einstellungen erhöhen.",
         detail, url=url, model=model)
@@ -84,76 +98,97 @@ def cancelled(url: str, model: str | None) -> OllamaCancelled:
     return OllamaCancelled("Die Antwort wurde abgebrochen.", "cancelled by the caller", url=url, model=model)
 
 
-def request_failed(url: str, path: str, model: str | None, detail: str) -> OllamaBadResponse:
+def request_failed(url: str, path: str, model: str | None, detail: str, kind: str = "ollama") -> OllamaBadResponse:
     """The request could not be sent for another reason than the connection or a timeout."""
     return OllamaBadResponse(
-        f"Die Anfrage an Ollama unter {url} ist fehlgeschlagen "
+        f"Die Anfrage an {_name(kind, 1)} unter {url} ist fehlgeschlagen "
         f"({path}{_model_suffix(model)}).", detail, url=url, model=model)
 
 
-def client_error(url: str, resp: requests.Response, path: str, model: str | None) -> OllamaError:
+def client_error(url: str, resp: requests.Response, path: str, model: str | None,
+                 kind: str = "ollama") -> OllamaError:
     """An HTTP 4xx answer: the model is missing, the endpoint unknown, or the request refused."""
     error, raw = _error_text(resp)
     detail = f"HTTP {resp.status_code} from {redact_url(resp.url)}: {raw}"
-    if resp.status_code == 404 and model and "not found" in error.lower() \
-            and "model" in error.lower():
+    low = error.lower()
+    if resp.status_code == 404 and model and "model" in low and ("not found" in low or "does not exist" in low):
+        if kind == "openai":
+            return OllamaModelMissing(
+                f"Modell {model} wird vom Modellserver unter {url} nicht angeboten. Bitte den Modellnamen "
+                "prüfen (Liste: /v1/models).", detail, url=url, model=model, status=404)
         return OllamaModelMissing(
             f"Modell {model} ist auf dem Ollama-Server nicht installiert "
             f"(ollama pull {model}). Server: {url}.",
+            detail, url=url, model=model, status=404)
+    if resp.status_code == 404 and kind == "openai":
+        return OllamaBadResponse(
+            f"Der Modellserver unter {url} kennt den Endpunkt {path} nicht. Bitte Servertyp und URL prüfen "
+            "(URL ohne /v1) und ob der Server diese Funktion anbietet.",
             detail, url=url, model=model, status=404)
     if resp.status_code == 404:
         return OllamaBadResponse(
             f"Ollama unter {url} kennt den Endpunkt {path} nicht. Bitte Ollama "
             "auf eine aktuelle Version aktualisieren.",
             detail, url=url, model=model, status=404)
+    if resp.status_code in (401, 403):
+        return OllamaBadResponse(
+            f"{_name(kind)} unter {url} verweigert den Zugriff (HTTP {resp.status_code}). Bitte den "
+            "API-Schlüssel bzw. Proxy-Header in den Einstellungen prüfen.",
+            detail, url=url, model=model, status=resp.status_code)
     return OllamaBadResponse(
-        f"Ollama unter {url} hat die Anfrage {path}{_model_suffix(model)} "
+        f"{_name(kind)} unter {url} hat die Anfrage {path}{_model_suffix(model)} "
         f"abgelehnt (HTTP {resp.status_code}{': ' + error if error else ''}). Bitte Modell und Einstellungen "
         "prüfen.", detail, url=url, model=model, status=resp.status_code)
 
 
-def server_error(url: str, resp: requests.Response, path: str, model: str | None) -> OllamaBadResponse:
+def server_error(url: str, resp: requests.Response, path: str, model: str | None,
+                 kind: str = "ollama") -> OllamaBadResponse:
     """An HTTP 5xx answer (after the retries)."""
     error, raw = _error_text(resp)
+    log = "das Ollama-Protokoll" if kind == "ollama" else "das Protokoll des Modellservers"
     return OllamaBadResponse(
-        f"Ollama unter {url} meldet einen Serverfehler (HTTP {resp.status_code}) "
-        f"bei {path}{_model_suffix(model)}{': ' + error if error else ''}. Bitte das Ollama-Protokoll "
+        f"{_name(kind)} unter {url} meldet einen Serverfehler (HTTP {resp.status_code}) "
+        f"bei {path}{_model_suffix(model)}{': ' + error if error else ''}. Bitte {log} "
         "prüfen und später erneut versuchen.",
         f"HTTP {resp.status_code} from {redact_url(resp.url)}: {raw}",
         url=url, model=model, status=resp.status_code)
 
 
-def error_in_body(url: str, path: str, model: str | None, error: Any) -> OllamaBadResponse:
+def error_in_body(url: str, path: str, model: str | None, error: Any, kind: str = "ollama") -> OllamaBadResponse:
     """An ``error`` field in an answer that came with HTTP 200 (e.g. in the middle of a stream)."""
+    if isinstance(error, dict):   # OpenAI's shape: {"message": …, "type": …}
+        error = str(error.get("message") or error.get("type") or "")[:200]
     return OllamaBadResponse(
-        f"Ollama unter {url} meldet einen Fehler bei {path}"
+        f"{_name(kind)} unter {url} meldet einen Fehler bei {path}"
         f"{_model_suffix(model)}: {error}. Bitte erneut versuchen.",
         f"error in response body: {error!r}", url=url, model=model)
 
 
-def bad_shape(url: str, path: str, model: str | None, why: str, data: Any) -> OllamaBadResponse:
+def bad_shape(url: str, path: str, model: str | None, why: str, data: Any, kind: str = "ollama") -> OllamaBadResponse:
     """An answer that is not what the endpoint returns (``why`` and the start of ``data`` go to the detail)."""
     snippet = json.dumps(data, ensure_ascii=False)[:200] if data is not None else ""
+    check = "Ollama-Version und Modell" if kind == "ollama" else "Servertyp, Server-Version und Modell"
     return OllamaBadResponse(
-        f"Ollama unter {url} hat auf {path}{_model_suffix(model)} eine "
-        "unerwartete Antwort geliefert. Bitte Ollama-Version und Modell prüfen.",
+        f"{_name(kind)} unter {url} hat auf {path}{_model_suffix(model)} eine "
+        f"unerwartete Antwort geliefert. Bitte {check} prüfen.",
         f"{why} {snippet}".strip(), url=url, model=model)
 
 
-def connection_dropped(url: str, model: str, detail: str) -> OllamaBadResponse:
+def connection_dropped(url: str, model: str, detail: str, kind: str = "ollama") -> OllamaBadResponse:
     """The connection broke while a streamed answer was read."""
     return OllamaBadResponse(
-        f"Die Verbindung zu Ollama unter {url} ist während der "
+        f"Die Verbindung zu {_name(kind, 2)} unter {url} ist während der "
         f"Antwort von Modell {model} abgebrochen. Bitte erneut versuchen.",
         detail, url=url, model=model)
 
 
-def stream_incomplete(url: str, model: str) -> OllamaBadResponse:
-    """A streamed answer that ended without its closing ``done`` line."""
+def stream_incomplete(url: str, model: str, kind: str = "ollama") -> OllamaBadResponse:
+    """A streamed answer that ended without its closing ``done`` line (``[DONE]`` / a finish reason)."""
+    server = "Ollama" if kind == "ollama" else "Modellserver"
     return OllamaBadResponse(
-        f"Die Antwort von Modell {model} (Ollama unter {url}) endete "
+        f"Die Antwort von Modell {model} ({server} unter {url}) endete "
         "unvollständig. Bitte erneut versuchen.",
-        "stream ended without a done=true line", url=url, model=model)
+        "stream ended without its closing line", url=url, model=model)
 
 
 def _de_number(value: float) -> str:
@@ -176,4 +211,8 @@ def _error_text(resp: requests.Response) -> tuple[str, str]:
         return "", raw
     if isinstance(data, dict) and isinstance(data.get("error"), str):
         return data["error"][:200], raw
+    # OpenAI-compatible servers: {"error": {"message": …, "type": …, "code": …}}
+    if isinstance(data, dict) and isinstance(data.get("error"), dict) \
+            and isinstance(data["error"].get("message"), str):
+        return data["error"]["message"][:200], raw
     return "", raw

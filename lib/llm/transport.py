@@ -98,13 +98,21 @@ def is_read_timeout(exc: BaseException) -> bool:
 
 
 class OllamaTransport:
-    """Sends requests to one Ollama server (``config``: an ``OllamaConfig`` of lib/llm/client.py)."""
+    """Sends requests to one model server (``config``: an ``OllamaConfig`` of lib/llm/client.py).
+
+    ``kind`` names the API for messages ("ollama", or "openai" in lib/llm/openai_client.py). An API key
+    (``config.api_key``) goes out as ``Authorization: Bearer …`` and lives only in the session's headers:
+    no message, detail or log line is built from the headers."""
+
+    kind = "ollama"
 
     def __init__(self, config, session: requests.Session | None, logger: logging.Logger):
         self.config = config
         self.session = session or requests.Session()
         if config.headers:
             self.session.headers.update(config.headers)
+        if getattr(config, "api_key", ""):
+            self.session.headers["Authorization"] = f"Bearer {config.api_key}"
         self.logger = logger
         self._sleep = time.sleep
 
@@ -117,6 +125,11 @@ class OllamaTransport:
     def shown_url(self) -> str:
         """The server URL as messages and logs show it: without user name and password."""
         return redact_url(self.base_url)
+
+    @property
+    def label(self) -> str:
+        """The API's name in log lines."""
+        return "Ollama" if self.kind == "ollama" else "OpenAI-compatible server"
 
     def close(self) -> None:
         """Close the pooled HTTP connections."""
@@ -131,9 +144,9 @@ class OllamaTransport:
             data = resp.json()
         except ValueError as exc:
             raise bad_shape(self.shown_url, path, model, f"invalid JSON: {exc}; body {resp.text[:200]!r}",
-                            None) from exc
+                            None, self.kind) from exc
         if not isinstance(data, dict):
-            raise bad_shape(self.shown_url, path, model, "JSON is not an object", data)
+            raise bad_shape(self.shown_url, path, model, "JSON is not an object", data, self.kind)
         return data
 
     def _send(self, method: str, path: str, payload: dict | None = None, *,
@@ -143,6 +156,7 @@ class OllamaTransport:
         """Send with retries on connection errors and 5xx; map errors."""
         url = self.base_url + path
         shown = self.shown_url
+        kind = self.kind
         attempts = max(0, self.config.retries) + 1
         failure: OllamaError | None = None
         for attempt in range(attempts):
@@ -155,32 +169,32 @@ class OllamaTransport:
             if deadline is not None:
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise timed_out(shown, path, model, 0, "deadline passed")
+                    raise timed_out(shown, path, model, 0, "deadline passed", kind)
                 # each attempt ends by the deadline, connecting included
                 timeout = (min(timeout[0], max(0.05, left)), min(timeout[1], max(0.05, left)))
             try:
                 resp = self.session.request(method, url, json=payload, timeout=timeout,
                                             stream=stream)
             except requests.exceptions.ConnectTimeout as exc:
-                failure = unreachable(shown, path, model, repr(exc))
+                failure = unreachable(shown, path, model, repr(exc), kind)
             except requests.exceptions.Timeout as exc:
-                raise timed_out(shown, path, model, timeout[1], repr(exc)) from exc
+                raise timed_out(shown, path, model, timeout[1], repr(exc), kind) from exc
             except requests.exceptions.ConnectionError as exc:
                 if is_read_timeout(exc):
-                    raise timed_out(shown, path, model, timeout[1], repr(exc)) from exc
-                failure = unreachable(shown, path, model, repr(exc))
+                    raise timed_out(shown, path, model, timeout[1], repr(exc), kind) from exc
+                failure = unreachable(shown, path, model, repr(exc), kind)
             except requests.exceptions.RequestException as exc:
-                raise request_failed(shown, path, model, repr(exc)) from exc
+                raise request_failed(shown, path, model, repr(exc), kind) from exc
             else:
                 if resp.status_code < 400:
                     return resp
                 if resp.status_code < 500:
-                    raise client_error(shown, resp, path, model)
-                failure = server_error(shown, resp, path, model)
+                    raise client_error(shown, resp, path, model, kind)
+                failure = server_error(shown, resp, path, model, kind)
                 resp.close()
             if attempt + 1 < attempts:
                 # a retry is routine; the final failure is raised and logged by the caller, once
-                self.logger.info("Ollama %s %s failed (attempt %d/%d), retrying: %s", method, shown + path,
+                self.logger.info("%s %s %s failed (attempt %d/%d), retrying: %s", self.label, method, shown + path,
                                  attempt + 1, attempts, failure.detail)
         assert failure is not None
         raise failure

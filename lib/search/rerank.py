@@ -11,6 +11,13 @@ dropped; a reply in which no candidate id can be found is garbage. :func:`merge`
 the model's order and the candidates it left out after them in their fused order; garbage, a model error or a
 time-out keep the fused order unchanged (:func:`rerank` never raises and says why in :class:`Outcome`).
 
+A rerank server (a cross-encoder behind ``/v1/rerank`` of vLLM or llama.cpp's server, or TEI's ``/rerank``;
+lib/llm/servers.py) replaces the chat model when one is configured: :func:`rerank_by_scores` sends the question and
+each candidate's best section (:func:`document`) and orders the candidates by the scores it returns, best first,
+ties in fused order. The scores are not mixed with the fusion's signals: choosing such a mix needs tuning data
+scored by a real reranker, which this project does not have; the plain rerank order is used. A server that fails
+keeps the fused order, logged as a warning, and the outcome says why.
+
 Where the call happens (the agent, lib/answer/respond.py): never while a database cursor is held.
 """
 from __future__ import annotations
@@ -179,3 +186,42 @@ def rerank(chat: Callable[[list[dict], dict], str], question: str, candidates: S
                      len(named), len(fused), reason)
         return Outcome(order=order, status="partial", reason=reason, ms=ms, named=named)
     return Outcome(order=order, status="ok", ms=ms, named=named)
+
+
+DOCUMENT_CHARS = 2000          # per candidate sent to a rerank server: the best section, cut at a word end
+
+
+def document(cand: Candidate, limit: int = DOCUMENT_CHARS) -> str:
+    """The text a rerank server scores for a candidate: title, then its best section (``excerpt``)."""
+    body = excerpt(cand.excerpt, limit)
+    return f"{one_line(cand.title)}: {body}" if body else one_line(cand.title)
+
+
+def order_by_scores(fused: Sequence[str], scores: Sequence[float]) -> list[str]:
+    """``fused`` ids by descending score; equal scores keep the fused order."""
+    if len(scores) != len(fused):
+        raise ValueError(f"{len(scores)} scores for {len(fused)} candidates")
+    ranked = sorted(range(len(fused)), key=lambda i: (-scores[i], i))
+    return [fused[i] for i in ranked]
+
+
+def rerank_by_scores(score: Callable[[str, list[str]], Sequence[float]], question: str,
+                     candidates: Sequence[Candidate]) -> Outcome:
+    """Order ``candidates`` (fused order) by a rerank server's scores. Never raises.
+
+    ``score(query, documents)`` sends one request and returns one score per document (the caller binds client,
+    model, origin and deadline)."""
+    fused = [c.entry_id for c in candidates]
+    if len(fused) < 2:
+        return Outcome(order=fused, status="ok", reason="nothing_to_order")
+    started = time.perf_counter()
+    try:
+        # the question as the personal-data gate passed it (the client checks that it is one of its texts)
+        scores = list(score(question, [document(c) for c in candidates]))
+        order = order_by_scores(fused, scores)
+    except Exception as exc:  # noqa: BLE001 - a failing server never breaks an answer: the fused order stands
+        ms = (time.perf_counter() - started) * 1000
+        _logger.warning("pv_kb: rerank server failed, fused order kept: %s: %s", type(exc).__name__,
+                        getattr(exc, "message", exc))
+        return Outcome(order=fused, status="fallback", reason=f"server: {type(exc).__name__}", ms=ms)
+    return Outcome(order=order, status="ok", ms=(time.perf_counter() - started) * 1000, named=order)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
+from ..llm.servers import DEFAULT_COOLDOWN, KINDS as SERVER_KINDS, RERANK_KINDS, parse_servers
 from ..pii.gate import DETECTORS
 from ..search.ranking import RRF_K
 
@@ -35,7 +36,9 @@ class Setting:
     ``editor``: who may change it (``SYSTEM`` settings are also readable by system administrators only);
     ``bounds``: (low, high) checked on save; ``clamp``: values outside the bounds are also pulled into
     them when read; ``snapshot``: recorded with every answer log and evaluation report; ``choices``:
-    (value, label) pairs of a selection, or the allowed items of a comma-separated list ("csv")."""
+    (value, label) pairs of a selection, or the allowed items of a comma-separated list ("csv"); ``secret``:
+    written, never read back into the form, never recorded (an API key); ``check``: a function that gives why a
+    value cannot be stored, or None."""
 
     key: str
     default: object
@@ -49,11 +52,14 @@ class Setting:
     form: bool = True
     digits: tuple | None = None
     choices: tuple | Callable[[], tuple] = ()
+    secret: bool = False
+    check: Callable | None = None
 
     def __post_init__(self):
         assert self.kind in KINDS, self.kind
         assert self.editor in EDITORS, self.editor
         assert not self.bounds or self.kind in ("integer", "float"), self.key
+        assert not self.secret or (self.editor == SYSTEM and not self.snapshot), self.key
 
     @property
     def param(self) -> str:
@@ -102,19 +108,39 @@ class Setting:
         return text or False
 
     def problem(self, value):
-        """Why a value from the form cannot be stored: ("bounds", low, high), ("unknown", [items]) or None."""
+        """Why a value from the form cannot be stored: ("bounds", low, high), ("unknown", [items]),
+        ("invalid", reason) or None."""
         if self.bounds and value is not None and value is not False and not self.bounds[0] <= value <= self.bounds[1]:
             return ("bounds", *self.bounds)
         if self.kind == "csv":
             unknown = sorted(set(csv_items(value)) - set(self.options()))
             if unknown:
                 return ("unknown", unknown)
+        if self.check is not None:
+            reason = self.check(value)
+            if reason:
+                return ("invalid", reason)
         return None
 
 
 def csv_items(value) -> list[str]:
     """"a, b\\nc" -> ["a", "b", "c"]."""
     return [item.strip() for item in (value or "").replace("\n", ",").split(",") if item.strip()]
+
+
+# role -> kind of a line without one, allowed kinds (lib/llm/servers.py)
+SERVER_ROLES = (("chat", "ollama", SERVER_KINDS), ("embedding", "ollama", SERVER_KINDS),
+                ("rerank", "openai", RERANK_KINDS))
+
+
+def _server_list_check(default_kind, kinds):
+    def check(value):
+        try:
+            parse_servers(value or "", default_kind, kinds)
+        except ValueError as exc:
+            return str(exc)
+        return None
+    return check
 
 
 ANSWER_MODE_CHOICES = (
@@ -183,6 +209,34 @@ SETTINGS: tuple[Setting, ...] = (
             "The chat model restates a question (also a follow-up) in the terms of the knowledge base before the "
             "search (one extra request per question). The rewrite is only searched; the answer is given to the "
             "question as asked.", snapshot=True),
+    # --- several model servers, OpenAI-compatible servers, a rerank endpoint (lib/llm/servers.py) -------------
+    Setting("server_type", "ollama", "selection", "Server type",
+            "The API of the server at the URL above. OpenAI-compatible: the URL without /v1.",
+            choices=(("ollama", "Ollama"), ("openai", "OpenAI-compatible (vLLM, llama.cpp server, LiteLLM, …)"))),
+    Setting("api_key", "", "char", "New API key",
+            "Sent as 'Authorization: Bearer …' to every model server. A stored key is never shown again: enter a "
+            "new one to replace it. Only system administrators can set it.", editor=SYSTEM, secret=True),
+    Setting("structured_output", "auto", "selection", "Structured output",
+            "How a JSON schema is sent to an OpenAI-compatible server. Automatic tries json_schema, then "
+            "json_object, then none, and keeps what the server accepted.",
+            choices=(("auto", "Automatic"), ("json_schema", "json_schema (vLLM, SGLang, llama.cpp server, LiteLLM)"),
+                     ("json_object", "json_object with schema (llama-cpp-python)"),
+                     ("none", "None (only the prompt asks for JSON)"))),
+    Setting("chat_servers", "", "text", "Chat servers",
+            "One server per line, 'openai http://host:8000' or 'ollama http://host:11434'; empty: the server above. "
+            "Answers are spread over them; a server that fails is skipped for the cool-down.",
+            check=_server_list_check("ollama", SERVER_KINDS)),
+    Setting("embedding_servers", "", "text", "Embedding servers",
+            "One server per line, as for chat; empty: the server above. All must serve the same embedding model: "
+            "'Test connection' checks it, and the embedding job refuses a list whose servers give different "
+            "vectors.", check=_server_list_check("ollama", SERVER_KINDS)),
+    Setting("rerank_servers", "", "text", "Rerank servers",
+            "One server per line: 'openai http://host:8000' (/v1/rerank of vLLM or llama.cpp server) or "
+            "'tei http://host:8080' (/rerank of Text Embeddings Inference). Empty: no rerank endpoint (default).",
+            check=_server_list_check("openai", RERANK_KINDS)),
+    Setting("rerank_model", "", "char", "Rerank model", "e.g. BAAI/bge-reranker-v2-m3, as the rerank server names it."),
+    Setting("failover_cooldown", DEFAULT_COOLDOWN, "float", "Cool-down after a failure (s)",
+            "A server that failed is tried last for this long.", bounds=(0.0, 3600.0)),
     # --- personal data (read by models/pv_kb_pii_gate.py; never overridden per run) ----------------------
     Setting("pii_gate", True, "boolean", "Personal-data gate",
             "Personal data in questions (names, social security, tax and personnel numbers, IBAN, phone, e-mail, "
@@ -192,7 +246,17 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("pii_allow_list", "", "text", "Never replace",
             "One phrase per line that is never replaced (e.g. the company's own name). The names of the "
             "companies in this database are always allowed."),
+    # --- value answers from the fact table (lib/facts, lib/answer/fact_answer.py) ------------------------------
+    Setting("fact_answers", True, "boolean", "Answer value questions from the facts",
+            "A question for a value that the Kernwerte hold (e.g. \"GFB 2025?\") is answered at once from the "
+            "fact table, with year, entry and Stand; the model is not asked."),
+    Setting("fact_explain", False, "boolean", "Model explanation after the facts",
+            "After an answer from the facts, the chat model adds an explanation below it (the facts stay first "
+            "and unchanged)."),
     # --- the health check (models/pv_kb_health.py) ---------------------------------------------------------
+    Setting("health_next_year_month", 10, "integer", "Coming year's values: check from month",
+            "From the first day of this month on, concepts with values for last year and this year but none for "
+            "the next are reported.", bounds=(1, 12)),
     Setting("health_max_age_months", 36, "integer", "Outdated after (months)", "0 switches the age rule off."),
     Setting("health_duplicate_threshold", 0.95, "float", "Near-duplicate similarity",
             "Cosine similarity of two summaries from which they count as near-duplicates (depends on the "

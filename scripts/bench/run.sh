@@ -25,6 +25,7 @@
 #                                            1.5 s, 30 ms per token): Odoo with --workers 4 (streams on the gevent
 #                                            port) and threaded; completed, errors, first text, total, peak DB
 #                                            connections, p95 of a backend request made meanwhile
+#   scripts/bench/run.sh facts               fact extraction, comparison and lookup speed (pure Python; demo and 601 synthetic)
 #   scripts/bench/run.sh hostile             hostile batches (ZIPs under 1 MB: pathological Markdown, many entries, alias
 #                                            bombs) checked and applied on a fresh database with the demo base, rolled
 #                                            back: time and peak memory per batch (docs/measurements.md)
@@ -34,6 +35,7 @@
 #                                            default DB: a fresh pv_kb_bench_pii)
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 if [[ ${1:-} == pii ]]; then shift; exec "$PY" "$REPO/scripts/bench/bench_pii.py" "$@"; fi
+if [[ ${1:-} == facts ]]; then shift; exec "$PY" "$REPO/scripts/bench/bench_facts.py" "$@"; fi
 ensure_odoo || die "Kein Odoo unter $ODOO_PATH"
 ensure_all >/dev/null
 what=${1:-}; shift || true

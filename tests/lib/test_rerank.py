@@ -100,3 +100,43 @@ def test_one_candidate_needs_no_model():
         raise AssertionError("no request for a single candidate")
     outcome = rerank.rerank(chat, "Frage", CANDS[:1])
     assert outcome.order == ["lb-a-01"] and outcome.status == "ok"
+
+
+# --- a rerank server's scores (lib/search/rerank.py: rerank_by_scores) -------------------------------------------
+
+def _cands(*ids):
+    return [rerank.Candidate(entry_id=i, title=f"Titel {i}", excerpt=f"Abschnitt von {i}") for i in ids]
+
+
+def test_the_order_follows_the_servers_scores_and_ties_keep_the_fused_order():
+    sent = {}
+
+    def score(query, documents):
+        sent.update(query=query, documents=documents)
+        return [0.1, 0.9, 0.5, 0.9]
+
+    outcome = rerank.rerank_by_scores(score, "Frage [PERSON_1]?", _cands("a", "b", "c", "d"))
+    assert outcome.order == ["b", "d", "c", "a"] and outcome.status == "ok"
+    assert sent["query"] == "Frage [PERSON_1]?", "the question as the gate passed it"
+    assert sent["documents"][0] == "Titel a: Abschnitt von a"
+
+
+def test_a_failing_server_keeps_the_fused_order_and_says_so(caplog):
+    def down(query, documents):
+        raise ConnectionError("refused")
+
+    with caplog.at_level("WARNING"):
+        outcome = rerank.rerank_by_scores(down, "Frage", _cands("a", "b", "c"))
+    assert outcome.order == ["a", "b", "c"] and outcome.status == "fallback"
+    assert outcome.reason == "server: ConnectionError"
+    assert "rerank server failed, fused order kept" in caplog.text
+
+
+def test_a_wrong_number_of_scores_is_a_fallback():
+    outcome = rerank.rerank_by_scores(lambda q, d: [1.0], "Frage", _cands("a", "b"))
+    assert outcome.status == "fallback" and outcome.order == ["a", "b"]
+
+
+def test_a_long_section_is_cut_for_the_server():
+    cand = rerank.Candidate(entry_id="x", title="T", excerpt="Wort " * 1000)
+    assert len(rerank.document(cand)) <= rerank.DOCUMENT_CHARS + 10

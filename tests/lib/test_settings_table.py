@@ -11,7 +11,8 @@ from lib.settings import table
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 VIEW = REPO / "views" / "res_config_settings_views.xml"
-NOT_SETTINGS = {"pv_kb_embedding_status"}   # shown in the form, computed, never stored
+# shown in the form, never stored as settings: computed, or the box that removes the (write-only) API key
+NOT_SETTINGS = {"pv_kb_embedding_status", "pv_kb_api_key_stored", "pv_kb_api_key_clear"}
 
 
 def _view_fields():

@@ -61,8 +61,11 @@ export class ChatMessage extends Component {
         ev.preventDefault();
         const entryId = parseInt(chip.dataset.entryId) || null;
         const kbId = chip.dataset.kbId;
-        // structured answers: the passage the statement rests on, highlighted in the entry
-        const quote = (this.turn.quotes || []).find((q) => q.kb_id === kbId)?.passage || null;
+        // structured answers: the passage the statement rests on, highlighted in the entry; an answer from the
+        // facts: the table row of the value on the chip's line
+        const mine = (this.turn.quotes || []).filter((q) => q.kb_id === kbId);
+        const line = chip.closest("li, p")?.textContent || "";
+        const quote = (mine.find((q) => q.value && line.includes(q.value)) || mine[0])?.passage || null;
         this.chat.openEntry({ entryId, kbId, quote });
     }
 

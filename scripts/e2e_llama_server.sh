@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# End to end against a real third-party OpenAI-compatible server: llama-cpp-python's own server
+# (python -m llama_cpp.server, scripts/openai_server.sh) with Qwen2.5-Coder-1.5B on the CPU as the chat server,
+# multilingual-e5-small embeddings from the stand-in's /v1/embeddings. Imports the demo knowledge base, embeds it
+# and asks a demo question through the addon's OpenAI-compatible client; the answer must be "beantwortet" with
+# citations that were all retrieved, and the question log must name the llama server.
+# Needs the llama-cpp-python build and the GGUF of scripts/local_model.sh: without them it is skipped loudly
+# (exit code 3). Prints "e2e llama server: PASS …", "… FAIL …" or "… SKIPPED …".
+#   scripts/e2e_llama_server.sh DB
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+db=${1:?database}
+if ! llama_built || [[ ! -s $LLM_CHAT_GGUF ]]; then
+    printf '\n\033[1;43m!!! KEIN llama-cpp-python-BUILD IN %s (oder kein %s): DER TEST GEGEN llama_cpp.server WURDE ÜBERSPRUNGEN (scripts/local_model.sh baut beides) !!!\033[0m\n\n' \
+        "$LLM_VENV" "$LLM_CHAT_GGUF" >&2
+    echo "e2e llama server: SKIPPED (no llama-cpp-python build or chat GGUF)"
+    exit 3
+fi
+ensure_llama_server_deps
+work=$(mktemp -d)
+llama_pid="" standin_pid=""
+cleanup() {
+    [[ -n $llama_pid ]] && kill "$llama_pid" 2>/dev/null && { wait "$llama_pid" 2>/dev/null || true; }
+    [[ -n $standin_pid ]] && kill "$standin_pid" 2>/dev/null && { wait "$standin_pid" 2>/dev/null || true; }
+    psql_super -d "$db" -c "DELETE FROM pv_kb_batch; DELETE FROM pv_kb_entry;
+                            DELETE FROM ir_config_parameter WHERE key = 'pv_kb.answer_modes';" >/dev/null 2>&1 || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "e2e llama server: FAIL ($1)"; tail -20 "$work/ask.log" "$work/llama.log" 2>/dev/null; exit 1; }
+
+lport=$(free_port) sport=$(free_port)
+"$LLM_VENV/bin/python" -m llama_cpp.server --model "$LLM_CHAT_GGUF" --model_alias qwen2.5-coder:1.5b \
+    --host 127.0.0.1 --port "$lport" --n_ctx 8192 --n_threads 2 --n_threads_batch 2 --verbose false \
+    >"$work/llama.log" 2>&1 &
+llama_pid=$!
+"$PY" "$REPO/scripts/ollama_standin.py" --port "$sport" --embed-model multilingual-e5-small=e5 --overhead-ms 0 \
+    >"$work/standin.log" 2>&1 &
+standin_pid=$!
+up=0
+for _ in $(seq 240); do
+    if curl -fsS "http://127.0.0.1:$lport/v1/models" >/dev/null 2>&1 \
+            && curl -fsS "http://127.0.0.1:$sport/v1/models" >/dev/null 2>&1; then up=1; break; fi
+    sleep 0.5
+done
+((up)) || fail "servers did not start"
+
+pv_kb_cmd import "$REPO/data/demo_kb/wissensbasis" -d "$db" --log-level=warn >/dev/null 2>"$work/ask.log" \
+    || fail "import"
+psql_super -d "$db" -c "INSERT INTO ir_config_parameter (key, value, create_date, write_date)
+                        VALUES ('pv_kb.answer_modes', 'qwen2.5-coder=selection', now(), now())
+                        ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value" >/dev/null
+servers=(--server-type openai --ollama-url "http://127.0.0.1:$sport" --chat-servers "openai http://127.0.0.1:$lport"
+         --embedding-model multilingual-e5-small --query-prefix "query: " --passage-prefix "passage: "
+         --chat-model qwen2.5-coder:1.5b)
+pv_kb_cmd embed "${servers[@]}" -d "$db" --log-level=warn >/dev/null 2>>"$work/ask.log" || fail "embed"
+question="Wie hoch ist die Geringfügigkeitsgrenze 2025?"
+started=$(date +%s.%N)
+pv_kb_cmd ask "$question" "${servers[@]}" --answer-time-limit 300 -d "$db" --log-level=warn >"$work/ask.log" 2>&1 \
+    || fail "ask"
+seconds=$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
+row=$(psql_super -d "$db" -F '|' -c "SELECT status, cited_ids, retrieved_ids, server, answer_tokens
+                                      FROM pv_kb_query ORDER BY id DESC LIMIT 1")
+IFS='|' read -r status cited retrieved server tokens <<<"$row"
+[[ $status == beantwortet ]] || fail "status '$status', expected beantwortet"
+[[ -n $cited ]] || fail "no citation"
+for id in ${cited//,/ }; do
+    [[ ",${retrieved// /}," == *",${id},"* ]] || fail "cited $id was not retrieved ($retrieved)"
+done
+[[ $server == "http://127.0.0.1:$lport" ]] || fail "the log names '$server', not the llama server"
+grep -q "551,10" "$work/ask.log" || fail "the answer lacks the value € 551,10"
+echo "e2e llama server: PASS (llama_cpp.server, qwen2.5-coder:1.5b, selection mode: beantwortet citing $cited," \
+     "$tokens answer tokens, ${seconds} s for the ask command)"
