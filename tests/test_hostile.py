@@ -177,6 +177,14 @@ class TestGapBounds(StandInCase):
         profiles = self.env["pv.kb.entry"].search_count([])
         self.assertEqual(self.embedded_texts() - again, profiles)
         self.assertGreaterEqual(first, 12)
+        # a model server too slow for the run's embedding time: new questions wait, the run still ends
+        from odoo.addons.pv_kb.models import pv_kb_gap
+        Query.create([{"question": f"Neue Frage {i} zur Abfertigung?", "status": "verweigert", "user_id": user.id}
+                      for i in range(3)])
+        with patch.object(pv_kb_gap, "GAP_EMBED_SECONDS", -1.0):
+            before = self.embedded_texts()
+            self.assertEqual(Gap._refresh_gaps(opts), 12)
+            self.assertEqual(self.embedded_texts() - before, profiles, "no question embedded")
 
 
 # --------------------------------------------------------------------------- hostile batches
