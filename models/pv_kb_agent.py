@@ -185,7 +185,8 @@ class PvKbAgent(models.AbstractModel):
                     settings["num_ctx"], len(system) + len(question) + 200,
                     reserve_tokens={"structured": 900, "selection": 800}.get(mode, 700))
                 prepared.answer_mode = mode
-                prepared.plan = {"system": system, "max_blocks": max_blocks, "max_chars": max_chars}
+                prepared.plan = {"system": system, "max_blocks": max_blocks, "max_chars": max_chars,
+                                 "fact_conflicts": self.env["pv.kb.fact"]._conflicts(retrieval.entry_ids)}
                 if reranking:
                     prepared.pending = True     # the model orders the entries in step 2, without a cursor
                 else:

@@ -7,9 +7,9 @@ import time
 
 from odoo import api, fields, models
 
-from ..lib.answer.fact_answer import compose
+from ..lib.answer.fact_answer import compose, conflicts_among
 from ..lib.facts import lookup
-from ..lib.facts.compare import compare
+from ..lib.facts.compare import compare, topic_common_words
 from ..lib.facts.concepts import abbreviations
 from ..lib.facts.extract import Fact, Source, extract_all
 
@@ -157,3 +157,11 @@ class PvKbFact(models.Model):
             return None
         match = lookup.find(parsed, self._cached_facts(), list(entry_ids))
         return compose(match) if match else None
+
+    @api.model
+    def _conflicts(self, entry_ids):
+        """The ⚠ conflicts among the entries ``entry_ids`` by the fact comparison (the whole base's topic words
+        decide the subjects, as in the health check): lib.answer.types.Conflict records."""
+        facts = self._cached_facts()
+        wanted = set(entry_ids)
+        return conflicts_among(compare([f for f in facts if f.entry_id in wanted], common=topic_common_words(facts)))

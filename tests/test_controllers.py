@@ -15,6 +15,7 @@ class TestChatEndpoints(StandInCase, HttpCase):
     def setUpClass(cls):
         super().setUpClass()
         cls.env["pv.kb.importer"]._run(batch_files(agent_entries()), source_name="http")
+        cls.set_settings(fact_answers="False")   # the streams under test are the model's (value questions)
         cls.env["pv.kb.chunk"]._embed_pending()
         cls.kb_user = new_test_user(cls.env, "kb_http_user", groups="pv_kb.group_pv_kb_user")
         cls.outsider = new_test_user(cls.env, "kb_http_outsider", groups="base.group_user")

@@ -42,6 +42,15 @@ class TestUi(StandInCase, HttpCase):
         self.assertEqual(query.question, "Wie hoch ist der Freibetrag für Sonderzahlungen?")
         self.assertEqual(query.feedback, "up")
 
+    def test_fact_tour(self):
+        """A value question answered from the Kernwerte; the chip opens the entry at the value's row."""
+        self.import_demo()
+        self.embed_all()
+        self.start_tour("/odoo", "pv_kb_fact_tour", login="admin", timeout=180)
+        query = self.env["pv.kb.query"].search([("user_id", "=", self.env.ref("base.user_admin").id)],
+                                               order="id desc", limit=1)
+        self.assertEqual((query.question, query.from_facts), ("GFB 2025?", True))
+
     def test_cockpit_tour(self):
         """The overview, a health run from its button, the open conflicts, one finding, the gaps."""
         self.import_demo()

@@ -59,11 +59,30 @@ def warning(pair: Pair) -> str:
 
 
 def as_conflict(pair: Pair) -> Conflict:
-    """The pair as the answer engine's :class:`Conflict` (the ⚠ note and the evaluation read that)."""
+    """The pair as the answer engine's :class:`Conflict` (the ⚠ note and the evaluation read that); each
+    side's value with its year ("2026: 27,5 %", "ohne Jahresangabe: € 0,42")."""
     first, second = pair.first, pair.second
+
+    def value(fact):
+        return f"{fact.period.label() if fact.period.explicit else 'ohne Jahresangabe'}: {fact.text}"
+
     return Conflict(first.concept, [first.entry_id, second.entry_id],
-                    {first.entry_id: first.text, second.entry_id: second.text},
+                    {first.entry_id: value(first), second.entry_id: value(second)},
                     {first.entry_id: first.stand, second.entry_id: second.stand})
+
+
+def conflicts_among(pairs: list[Pair]) -> list[Conflict]:
+    """The ⚠ conflicts of an answer's entries from the fact comparison: every conflict, and an outdated value
+    whose entry names no year of its own (it claims to hold still); one per entry pair and concept."""
+    seen, out = set(), []
+    for pair in pairs:
+        if pair.kind == "outdated" and pair.first.period.explicit:
+            continue
+        key = (frozenset(pair.entry_ids), pair.first.concept)
+        if key not in seen:
+            seen.add(key)
+            out.append(as_conflict(pair))
+    return out
 
 
 def compose(match: Match) -> FactAnswer:
@@ -90,7 +109,7 @@ def compose(match: Match) -> FactAnswer:
             cited.append(fact.entry_id)
     lines = [{"entry_id": f.entry_id, "text": fact_line(f), "passage": f.passage, "value": f.text,
               "period": f.period.label(), "stand": f.stand, "line": f.line} for f in facts]
-    return FactAnswer("\n\n".join(parts), cited, [as_conflict(p) for p in match.pairs], lines)
+    return FactAnswer("\n\n".join(parts), cited, conflicts_among(match.pairs), lines)
 
 
 def respond_with_facts(prepared, on_delta, model_step, make_result):

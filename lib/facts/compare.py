@@ -103,7 +103,8 @@ def _subjects_agree(a: Fact, b: Fact, common: dict[str, frozenset] | None) -> bo
     shared = a.subject & b.subject
     if a.topic and a.topic == b.topic:
         every = (common or {}).get(a.topic, (frozenset(), frozenset()))[0]
-        if shared - every:
+        own_b = b.subject - every
+        if any(_word_in(word, own_b) for word in a.subject - every):     # "Altersteilzeit" / "Altersteilzeitgeld"
             return True
         if not (a.subject - every) and not (b.subject - every):
             return True      # neither title nor tags say more than the topic: one subject

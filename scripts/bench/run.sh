@@ -25,6 +25,8 @@
 #                                            1.5 s, 30 ms per token): Odoo with --workers 4 (streams on the gevent
 #                                            port) and threaded; completed, errors, first text, total, peak DB
 #                                            connections, p95 of a backend request made meanwhile
+#   scripts/bench/run.sh fact-answers [DB]   end-to-end latency of answers from the facts (agent, stand-in e5; default: a
+#                                            fresh database with the demo base, rolled back)
 #   scripts/bench/run.sh facts               fact extraction, comparison and lookup speed (pure Python; demo and 601 synthetic)
 #   scripts/bench/run.sh hostile             hostile batches (ZIPs under 1 MB: pathological Markdown, many entries, alias
 #                                            bombs) checked and applied on a fresh database with the demo base, rolled
@@ -112,6 +114,10 @@ case $what in
         shell "$db" "$REPO/scripts/bench/bench_health.py" ;;
     pipeline)
         shell "${1:?database}" "$REPO/scripts/bench/bench_pipeline.py" ;;
+    fact-answers)
+        db=${1:-pv_kb_bench_facts}
+        [[ -n ${1:-} ]] || fresh_db $db
+        shell $db "$REPO/scripts/bench/bench_fact_answers.py" ;;
     hostile)
         db=pv_kb_bench_hostile; fresh_db $db
         pv_kb_cmd import "$REPO/data/demo_kb/wissensbasis" -d $db --log-level=warn | sed -n 3,4p
