@@ -32,7 +32,7 @@ def test_the_budget_interrupts_a_render_that_runs_too_long():
     started = time.perf_counter()
     html, reason = rendering.render_within(body, seconds=0.01)
     assert html is None and "Sekunden" in reason
-    assert time.perf_counter() - started < 1.0
+    assert time.perf_counter() - started < 3.0      # far below the render's own time (generous: a loaded machine)
     # nothing of the interruption is left behind in this thread
     time.sleep(0.05)
     assert sum(range(1000)) == 499500
@@ -109,7 +109,7 @@ def test_an_interruption_swallowed_by_a_gc_callback_is_raised_again():
             swallowed.append(1)
 
     def busy():
-        end = time.perf_counter() + 5
+        end = time.perf_counter() + 10
         junk = []
         while time.perf_counter() < end:
             junk.append([object() for _ in range(50)])   # keeps the collector (and its callback) busy
@@ -122,6 +122,6 @@ def test_an_interruption_swallowed_by_a_gc_callback_is_raised_again():
         started = time.perf_counter()
         with pytest.raises(rendering.RenderBudgetExceeded):
             rendering._call_within(busy, 0.2)
-        assert time.perf_counter() - started < 2.0
+        assert time.perf_counter() - started < 5.0      # interrupted, not run to its end (10 s)
     finally:
         gc.callbacks.remove(callback)
