@@ -18,19 +18,27 @@ fi
 ensure_llama_server_deps
 work=$(mktemp -d)
 llama_pid="" standin_pid=""
+stop() {   # SIGTERM, and SIGKILL after 10 s (uvicorn waits for a request the model is still computing)
+    kill "$1" 2>/dev/null || return 0
+    for _ in $(seq 20); do kill -0 "$1" 2>/dev/null || break; sleep 0.5; done
+    kill -9 "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
+}
 cleanup() {
-    [[ -n $llama_pid ]] && kill "$llama_pid" 2>/dev/null && { wait "$llama_pid" 2>/dev/null || true; }
-    [[ -n $standin_pid ]] && kill "$standin_pid" 2>/dev/null && { wait "$standin_pid" 2>/dev/null || true; }
+    [[ -n $llama_pid ]] && stop "$llama_pid"
+    [[ -n $standin_pid ]] && stop "$standin_pid"
     psql_super -d "$db" -c "DELETE FROM pv_kb_batch; DELETE FROM pv_kb_entry;
-                            DELETE FROM ir_config_parameter WHERE key = 'pv_kb.answer_modes';" >/dev/null 2>&1 || true
+                            DELETE FROM ir_config_parameter WHERE key IN ('pv_kb.server_type', 'pv_kb.ollama_url',
+                              'pv_kb.chat_servers', 'pv_kb.embedding_model', 'pv_kb.query_prefix', 'pv_kb.passage_prefix',
+                              'pv_kb.chat_model', 'pv_kb.answer_modes', 'pv_kb.num_ctx', 'pv_kb.read_timeout');" >/dev/null 2>&1 || true
     rm -rf "$work"
 }
 trap cleanup EXIT
-fail() { echo "e2e llama server: FAIL ($1)"; tail -20 "$work/ask.log" "$work/llama.log" 2>/dev/null; exit 1; }
+fail() { echo "e2e llama server: FAIL ($1)"; tail -n 20 "$work/ask.log" "$work/llama.log" 2>/dev/null; exit 1; }
 
 lport=$(free_port) sport=$(free_port)
 "$LLM_VENV/bin/python" -m llama_cpp.server --model "$LLM_CHAT_GGUF" --model_alias qwen2.5-coder:1.5b \
-    --host 127.0.0.1 --port "$lport" --n_ctx 8192 --n_threads 2 --n_threads_batch 2 --verbose false \
+    --host 127.0.0.1 --port "$lport" --n_ctx 4096 --n_threads 2 --n_threads_batch 2 --verbose false \
     >"$work/llama.log" 2>&1 &
 llama_pid=$!
 "$PY" "$REPO/scripts/ollama_standin.py" --port "$sport" --embed-model multilingual-e5-small=e5 --overhead-ms 0 \
@@ -46,16 +54,27 @@ done
 
 pv_kb_cmd import "$REPO/data/demo_kb/wissensbasis" -d "$db" --log-level=warn >/dev/null 2>"$work/ask.log" \
     || fail "import"
-psql_super -d "$db" -c "INSERT INTO ir_config_parameter (key, value, create_date, write_date)
-                        VALUES ('pv_kb.answer_modes', 'qwen2.5-coder=selection', now(), now())
-                        ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value" >/dev/null
-servers=(--server-type openai --ollama-url "http://127.0.0.1:$sport" --chat-servers "openai http://127.0.0.1:$lport"
-         --embedding-model multilingual-e5-small --query-prefix "query: " --passage-prefix "passage: "
-         --chat-model qwen2.5-coder:1.5b)
-pv_kb_cmd embed "${servers[@]}" -d "$db" --log-level=warn >/dev/null 2>>"$work/ask.log" || fail "embed"
+set_param() {
+    psql_super -d "$db" -c "INSERT INTO ir_config_parameter (key, value, create_date, write_date)
+                            VALUES ('pv_kb.$1', '$2', now(), now())
+                            ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value" >/dev/null
+}
+# embeddings from the stand-in (its /v1/embeddings), answers from llama_cpp.server, both as OpenAI-compatible servers
+set_param server_type openai
+set_param ollama_url "http://127.0.0.1:$sport"
+set_param chat_servers "openai http://127.0.0.1:$lport"
+set_param embedding_model multilingual-e5-small
+set_param query_prefix "query: "
+set_param passage_prefix "passage: "
+set_param chat_model qwen2.5-coder:1.5b
+set_param answer_modes "qwen2.5-coder=selection"
+# the context the server was started with, and time for two cores that other work shares
+set_param num_ctx 4096
+set_param read_timeout 600
+pv_kb_cmd embed -d "$db" --log-level=warn >/dev/null 2>>"$work/ask.log" || fail "embed"
 question="Wie hoch ist die Geringfügigkeitsgrenze 2025?"
 started=$(date +%s.%N)
-pv_kb_cmd ask "$question" "${servers[@]}" --answer-time-limit 300 -d "$db" --log-level=warn >"$work/ask.log" 2>&1 \
+pv_kb_cmd ask "$question" --answer-time-limit 600 -d "$db" --log-level=warn >"$work/ask.log" 2>&1 \
     || fail "ask"
 seconds=$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
 row=$(psql_super -d "$db" -F '|' -c "SELECT status, cited_ids, retrieved_ids, server, answer_tokens

@@ -237,8 +237,10 @@ class ServerPool:
         return self.client(self.servers["chat"][0]).tags()
 
     def has_model(self, model: str) -> bool:
-        """Whether the first reachable chat server has ``model`` (the eval command's check)."""
-        return self._call("chat", lambda c, d: c.has_model(model), None, spread=False)
+        """Whether the first reachable chat or embedding server has ``model`` (the eval command asks for both
+        its models without saying which is which)."""
+        return any(self._call(role, lambda c, d: c.has_model(model), None, spread=False)
+                   for role in ("chat", "embedding"))
 
     def embedding_facts(self, model: str) -> tuple[int, int | None]:
         """(dimension, context) of ``model``; with several embedding servers all of them must agree."""

@@ -271,7 +271,7 @@ SETTINGS: tuple[Setting, ...] = (
             "Only questions of these last days are grouped into gaps.", bounds=(1, 3650)),
     Setting("health_gap_max_questions", 2000, "integer", "Gaps: questions per run",
             "At most this many of the latest gap questions are grouped per run (keeps the nightly run short).",
-            bounds=(10, 20000)),
+            bounds=(10, 5000)),
     Setting("health_gap_cluster_threshold", 0.8, "float", "Gap groups: similarity",
             "Similarity from which refused questions fall into one gap group.", form=False),
 )

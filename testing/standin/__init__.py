@@ -24,6 +24,11 @@ It speaks the part of Ollama's HTTP API that pv_kb uses, on 127.0.0.1:
   are, so a test can script any schema violation (invalid JSON, unknown id, …).
 - Errors shaped like Ollama's: ``404 {"error": "model \\"x\\" not found, try
   pulling it first"}``, ``400`` for a model without the needed capability.
+- The OpenAI-compatible API (``openai_api``): ``GET /v1/models``, ``POST /v1/embeddings``,
+  ``POST /v1/chat/completions`` (blocking and server-sent events, ``response_format``),
+  ``POST /v1/rerank`` and TEI's ``POST /rerank`` with a deterministic word-overlap scorer
+  (served model ``standin-rerank``), in the shapes of llama-cpp-python's server
+  (``tests/lib/test_openai_contract.py``). Faults, scripted replies and the log apply alike.
 
 Test hooks (thread-safe, also over HTTP as ``POST /_standin/control`` with
 ``{"action": "script_chat" | "set_fault" | "set_chat_timing" | "reset", ...}``,

@@ -170,3 +170,14 @@ def test_rerank_fails_over(standin, second):
     standin.set_fault("500", paths=["/v1/rerank"])
     result = p.rerank("standin-rerank", "Überstunden", ["Urlaub", "Überstunden"], origin=ollama.KB_TEXT)
     assert result.server == second.url and result.scores[1] > result.scores[0]
+
+
+def test_has_model_looks_at_chat_and_embedding_servers(standin):
+    other = OllamaStandIn(embed_models={"nur-embed": "hash"}, chat_models=("nur-chat",), request_overhead_ms=0).start()
+    try:
+        config = OllamaConfig(url="unused", retries=0)
+        p = ServerPool([Server("openai", other.url)], [Server("ollama", standin.url)], config)
+        assert p.has_model(CHAT) and p.has_model("nur-embed")
+        assert not p.has_model("fehlt")
+    finally:
+        other.stop()
