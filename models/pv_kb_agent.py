@@ -11,7 +11,7 @@ from odoo import api, models
 
 from ..lib.search import followup
 from ..lib.pii import gate as pii
-from ..lib.answer import conflicts as conflict_rules, freetext, gate, prompt, selection, stages, structured
+from ..lib.answer import conflicts as conflict_rules, freetext, gate, modes as answer_modes, prompt, stages
 from ..lib.answer.respond import PreparedQuestion, respond
 from ..lib.answer.types import ContextBlock, EntryFacts
 from .pv_kb_settings import make_client
@@ -177,13 +177,11 @@ class PvKbAgent(models.AbstractModel):
                 prepared.all_blocks = self._blocks(retrieval, summaries, limit=None)
                 prepared.entry_facts = self._entry_facts(retrieval, summaries)
                 # the answer mode of the chat model, and a context sized to its window
-                mode = structured.mode_for(settings["chat_model"], settings["answer_modes"], settings["answer_mode"])
-                system = {"structured": structured.system_prompt, "selection": selection.system_prompt}.get(
-                    mode, prompt.system_prompt)()
-                # the structured mode's JSON is long, a selection's a few numbers (their "[S12] " costs room too)
+                mode = answer_modes.mode_for(settings["chat_model"], settings["answer_modes"], settings["answer_mode"])
+                system = answer_modes.get(mode).system_prompt()
                 max_blocks, max_chars = freetext.context_budget(
                     settings["num_ctx"], len(system) + len(question) + 200,
-                    reserve_tokens={"structured": 900, "selection": 800}.get(mode, 700))
+                    reserve_tokens=answer_modes.get(mode).reserve_tokens)
                 prepared.answer_mode = mode
                 prepared.plan = {"system": system, "max_blocks": max_blocks, "max_chars": max_chars,
                                  "fact_conflicts": self.env["pv.kb.fact"]._conflicts(retrieval.entry_ids)}

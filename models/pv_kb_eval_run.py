@@ -14,7 +14,8 @@ from odoo.exceptions import AccessError, UserError
 
 from ..lib.evaluation import bakeoff
 from ..lib.llm import errors as ollama_errors
-from ..lib.answer import structured
+from ..lib.answer import modes as answer_modes
+from .pv_kb_settings import answer_mode_selection
 
 MANAGER = "pv_kb.group_pv_kb_manager"
 
@@ -30,8 +31,7 @@ class PvKbEvalRun(models.Model):
                               help="Runs started together: the recommendation compares them.")
     chat_model = fields.Char(readonly=True)
     embedding_model = fields.Char(readonly=True)
-    answer_mode = fields.Selection([("text", "Free text"), ("structured", "Structured"),
-                                    ("selection", "Selection")], readonly=True)
+    answer_mode = fields.Selection(answer_mode_selection, readonly=True)   # the registered modes
     goldset_name = fields.Char("Gold set", readonly=True)
     goldset_part = fields.Selection([("test", "Held-out part"), ("tuning", "Tuning part"), ("all", "Whole gold set")],
                                     "Part of the gold set", readonly=True, index=True,
@@ -130,7 +130,7 @@ class PvKbEvalRun(models.Model):
         overrides = dict(overrides or {})
         agent = self.env["pv.kb.agent"]
         settings = self.env["pv.kb.settings"]._get(overrides)
-        mode = structured.mode_for(settings["chat_model"], settings["answer_modes"], settings["answer_mode"])
+        mode = answer_modes.mode_for(settings["chat_model"], settings["answer_modes"], settings["answer_mode"])
         self._check_server(settings)
         line_vals = []
         for n, q in enumerate(gold, 1):

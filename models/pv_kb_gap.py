@@ -6,6 +6,7 @@ the personal-data gate, see docs/pii.md) and stores the groups. The health run r
 import datetime as dt
 import hashlib
 import logging
+import time
 
 import numpy as np
 
@@ -17,6 +18,8 @@ from ..lib.pii import gate as pii
 from .pv_kb_finding import check_manager
 
 _logger = logging.getLogger(__name__)
+
+GAP_EMBED_SECONDS = 30.0     # time for embedding new gap questions in one run
 
 
 class PvKbGap(models.Model):
@@ -79,7 +82,9 @@ class PvKbGap(models.Model):
         """Vectors of logged questions (None where the server or the personal-data gate fails).
 
         Each text is embedded once: its vector is stored under a key of model, prefix and text
-        (``pv.kb.gap.vector``) and read from there in later runs. The new texts go in batched requests;
+        (``pv.kb.gap.vector``) and read from there in later runs. New texts are embedded for at most
+        :data:`GAP_EMBED_SECONDS` per run (a slow model server must not push the nightly run past Odoo's
+        time limit, which would lose the vectors with the run); the rest follows in the next runs. The new texts go in batched requests;
         each batch passes the personal-data gate as one request (the Ollama client sends user text only
         with the gate's mark), the log holds masked questions already.
         """
@@ -92,11 +97,17 @@ class PvKbGap(models.Model):
         keys = [gap_vector_key(model, prefix, t) for t in texts]
         known = Store._lookup(keys)
         missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in known))
+        deadline = time.monotonic() + GAP_EMBED_SECONDS
         if missing:
             client = Settings._client(settings)
             size = max(int(settings["embed_batch_size"] or 32), 1)
             try:
                 for start in range(0, len(missing), size):
+                    if time.monotonic() > deadline:
+                        # a slow model server: the rest waits for the next run (the vectors so far are kept)
+                        _logger.info("pv_kb: %s gap questions left for the next run (embedding time used up)",
+                                     len(missing) - start)
+                        break
                     batch = [prefix + t for t in missing[start:start + size]]
                     try:
                         gated = Settings._pii_gate(batch[0], history=[{"role": "user", "content": t}

@@ -58,9 +58,12 @@ class PvKbImporter(models.AbstractModel):
 
     @api.model
     def _plan(self, files: dict[str, bytes], mode: str, origin: str = "cli"):
-        # a batch from the browser renders within a total budget (lib/kb/rendering.py); the command line,
-        # run by the server's operator, only within the budget per entry
-        batch = kb_batch.load_batch(files, render_seconds=None if origin == "cli" else rendering.BATCH_SECONDS)
+        # a batch from the browser: at most so many entries and table lines, rendered within a total budget
+        # (lib/kb/batch.py, lib/kb/rendering.py); the command line, run by the server's operator, only within
+        # the budget per entry
+        browser = origin != "cli"
+        batch = kb_batch.load_batch(files, render_seconds=rendering.BATCH_SECONDS if browser else None,
+                                    limits=kb_batch.UploadLimits() if browser else None)
         base = self._base_state()
         if mode == "sync":
             known = {e.id for e in batch.entries}

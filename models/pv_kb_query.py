@@ -2,6 +2,8 @@
 from odoo import api, fields, models
 from odoo.exceptions import AccessError
 
+from .pv_kb_settings import answer_mode_selection
+
 STATUSES = [
     ("beantwortet", "Answered"),
     ("verweigert", "Refused"),
@@ -111,8 +113,7 @@ class PvKbQuery(models.Model):
                                     "before processing (the values themselves are never stored).")
     from_facts = fields.Boolean("Answered from the facts", readonly=True, index=True,
                                 help="The value question was answered from the Kernwerte (fact table), without the model.")
-    answer_mode = fields.Selection([("text", "Free text"), ("structured", "Structured"),
-                                    ("selection", "Selection")], readonly=True)
+    answer_mode = fields.Selection(answer_mode_selection, readonly=True)   # the registered modes
     rejected_answer = fields.Text(
         "Rejected model text", readonly=True,
         help="What the model wrote but the checks did not let through (not shown to the user); for the curator.")

@@ -8,6 +8,7 @@ import logging
 from odoo import _, api, models
 from odoo.exceptions import AccessError
 
+from ..lib.answer import modes as answer_modes
 from ..lib.llm import client as ollama, errors as ollama_errors, servers as model_servers
 from ..lib.settings import table
 
@@ -54,6 +55,12 @@ def make_client(settings, interactive=False):
     lists = server_lists(settings)
     return model_servers.single_or_pool(lists["embedding"], lists["chat"], config, rerank=lists["rerank"],
                                         cooldown=settings.get("failover_cooldown", model_servers.DEFAULT_COOLDOWN))
+
+
+def answer_mode_selection(model):
+    """(key, label) of every registered answer mode (lib/answer/modes) in the user's language: the selection of
+    the question log's and the evaluation runs' ``answer_mode``."""
+    return [(mode.key, model.env._(mode.label)) for mode in answer_modes.registered()]
 
 
 def answer_time_limit_problem(limit, limit_time_real):

@@ -30,7 +30,9 @@ def _field(setting):
     if setting.digits:
         kwargs["digits"] = setting.digits
     if setting.kind == "selection":
-        return fields.Selection(list(setting.options()), **kwargs)
+        # read when shown: a registered plug-in (an answer mode) is listed without a change here
+        return fields.Selection(lambda model: [(value, model.env._(label)) for value, label in setting.options()],
+                                **kwargs)
     return _FIELD_TYPES[setting.kind](**kwargs)
 
 

@@ -28,15 +28,15 @@ while (($#)); do
         --prepare) prepare=1 ;;
         --ref) ref=(--ref "$2"); shift ;;
         --part) part=$2; shift ;;
-        *) die "Unbekannte Option $1" ;;
+        *) die "Unknown option $1" ;;
     esac
     shift
 done
-((prepare)) || [[ -n $url && -n $models ]] || die "Bitte --url (scripts/local_model.sh) und --chat-models angeben"
-ensure_odoo || die "Kein Odoo unter $ODOO_PATH"
+((prepare)) || [[ -n $url && -n $models ]] || die "Name --url (scripts/local_model.sh) and --chat-models"
+ensure_odoo || die "No Odoo under $ODOO_PATH"
 ensure_all
 if [[ -z $(psql_super -d postgres -c "SELECT 1 FROM pg_database WHERE datname='$db'") ]]; then
-    say "Datenbank $db wird angelegt"
+    say "Creating database $db"
     odoo_bin -c "$ODOO_CONF" -d "$db" -i pv_kb --stop-after-init --logfile="$LOGDIR/bakeoff-install.log"
 else
     odoo_bin -c "$ODOO_CONF" -d "$db" -u pv_kb --stop-after-init --logfile="$LOGDIR/bakeoff-install.log"
@@ -53,7 +53,7 @@ done
 pv_kb_cmd embed -d "$db" --log-level=warn --ollama-url "$STANDIN_URL"
 kill $STANDIN_PID 2>/dev/null || true
 ((prepare)) && exit 0
-say "Bake-off: $models × $modes gegen $url (num_ctx $num_ctx)"
+say "Bake-off: $models × $modes against $url (num_ctx $num_ctx)"
 pv_kb_cmd bakeoff --goldset "$REPO/data/demo_kb/goldset.yaml" --part "$part" --limit "$limit" --offset "$offset" -d "$db" \
     --log-level=warn --ollama-url "$url" --embedding-model multilingual-e5-small --query-prefix "query: " \
     --passage-prefix "passage: " --chat-models "$models" --answer-modes "$modes" --num-ctx "$num_ctx" \

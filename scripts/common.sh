@@ -35,7 +35,7 @@ export PV_KB_STANDIN_CACHE=${PV_KB_STANDIN_CACHE:-$PV_KB_HOME/cache/standin-e5.s
 ODOO_CONF=${PV_KB_ODOO_CONF:-$PV_KB_HOME/odoo.conf}
 
 say() { printf '\033[1m[pv_kb]\033[0m %s\n' "$*" >&2; }
-die() { printf '\033[1;31m[pv_kb] FEHLER:\033[0m %s\n' "$*" >&2; exit 1; }
+die() { printf '\033[1;31m[pv_kb] ERROR:\033[0m %s\n' "$*" >&2; exit 1; }
 
 odoo_present() { [[ -f $ODOO_PATH/odoo-bin && -f $ODOO_PATH/odoo/release.py ]]; }
 
@@ -46,7 +46,7 @@ ensure_odoo() {
     local mirror
     for mirror in ${PV_KB_ODOO_MIRROR:-} /work/.mirror/*odoo-19*/repo; do
         if [[ -n $mirror && -d $mirror ]] && git --git-dir="$mirror" rev-parse -q --verify 19.0 >/dev/null 2>&1; then
-            say "Odoo 19.0 wird aus $mirror nach $ODOO_PATH entpackt"
+            say "Unpacking Odoo 19.0 from $mirror into $ODOO_PATH"
             mkdir -p "$ODOO_PATH"
             git --git-dir="$mirror" archive 19.0 | tar -x -C "$ODOO_PATH"
             odoo_present && return 0
@@ -59,7 +59,7 @@ apt_install() {
     local missing=()
     for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
     ((${#missing[@]})) || return 0
-    say "Debian-Pakete werden installiert: ${missing[*]}"
+    say "Installing Debian packages: ${missing[*]}"
     if [[ ! -f $PV_KB_HOME/.apt-updated ]]; then
         apt-get update -qq
         mkdir -p "$PV_KB_HOME" && touch "$PV_KB_HOME/.apt-updated"
@@ -79,12 +79,12 @@ ensure_venv() {
     stamp=$VENV/.pv_kb-requirements
     if [[ ! -x $PY ]]; then
         local base=${PV_KB_PYTHON:-$(command -v python3.11 || command -v python3)}
-        say "Python-Umgebung wird in $VENV angelegt ($($base --version))"
+        say "Creating the Python environment in $VENV ($($base --version))"
         mkdir -p "$PV_KB_HOME"
         "$base" -m venv "$VENV"
     fi
     if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
-        say "Python-Pakete werden installiert (Odoo + pv_kb), das dauert beim ersten Mal einige Minuten"
+        say "Installing Python packages (Odoo + pv_kb); the first time takes a few minutes"
         "$PY" -m pip install -q --upgrade pip wheel 'setuptools<75'
         local bc; bc=$(mktemp); echo 'setuptools<75' >"$bc"
         local args=(-r "$REPO/requirements.txt" -r "$REPO/requirements-dev.txt")
@@ -117,14 +117,14 @@ ensure_postgres() {
     # the postgres user must be able to reach the binaries inside the venv
     chmod o+rx "$PV_KB_HOME" || true
     if [[ ! -f $PV_KB_PGDATA/PG_VERSION ]]; then
-        say "PostgreSQL-Cluster wird in $PV_KB_PGDATA angelegt"
+        say "Creating the PostgreSQL cluster in $PV_KB_PGDATA"
         mkdir -p "$PV_KB_PGDATA"
         chown postgres "$PV_KB_PGDATA"; chmod 700 "$PV_KB_PGDATA"
         as_postgres "$PGBIN/initdb" -D "$PV_KB_PGDATA" -U postgres --encoding=UTF8 --locale=C.UTF-8 \
             --auth-local=trust --auth-host=scram-sha-256 >"$LOGDIR/initdb.log"
     fi
     if ! as_postgres "$PGBIN/pg_ctl" -D "$PV_KB_PGDATA" status >/dev/null 2>&1; then
-        say "PostgreSQL wird auf 127.0.0.1:$PV_KB_PGPORT gestartet"
+        say "Starting PostgreSQL on 127.0.0.1:$PV_KB_PGPORT"
         as_postgres "$PGBIN/pg_ctl" -D "$PV_KB_PGDATA" -l "$LOGDIR/postgres.log" -w -t 60 \
             -o "-p $PV_KB_PGPORT -c listen_addresses=127.0.0.1 -c unix_socket_directories=$PGRUN -c max_connections=200 -c shared_buffers=$PV_KB_PG_SHARED_BUFFERS" start >/dev/null
     fi
@@ -175,11 +175,11 @@ start_standin() {
     for _ in $(seq 150); do
         STANDIN_URL=$(grep -m1 '^http' "$urlfile" || true)
         [[ -n $STANDIN_URL ]] && break
-        kill -0 "$STANDIN_PID" 2>/dev/null || die "Der Ollama-Stand-in ist nicht gestartet, siehe $LOGDIR/standin.log"
+        kill -0 "$STANDIN_PID" 2>/dev/null || die "The Ollama stand-in did not start, see $LOGDIR/standin.log"
         sleep 0.2
     done
     rm -f "$urlfile"
-    [[ -n $STANDIN_URL ]] || die "Der Ollama-Stand-in meldet sich nicht, siehe $LOGDIR/standin.log"
+    [[ -n $STANDIN_URL ]] || die "The Ollama stand-in does not answer, see $LOGDIR/standin.log"
 }
 
 odoo_bin() { "$PY" "$ODOO_PATH/odoo-bin" "$@"; }
@@ -193,7 +193,7 @@ llama_built() { [[ -x $LLM_VENV/bin/python ]] && "$LLM_VENV/bin/python" -c "impo
 ensure_llama_server_deps() {
     "$LLM_VENV/bin/python" -c "import uvicorn, fastapi, pydantic_settings, sse_starlette, starlette_context, yaml" \
         2>/dev/null && return 0
-    say "Pakete des OpenAI-kompatiblen Servers von llama-cpp-python werden installiert"
+    say "Installing the packages of llama-cpp-python's OpenAI-compatible server"
     "$LLM_VENV/bin/pip" install -q "uvicorn>=0.22.0" "fastapi>=0.100.0" "pydantic-settings>=2.0.1" \
         "sse-starlette>=1.6.1" "starlette-context>=0.3.6,<0.4" "PyYAML>=5.1"
 }

@@ -10,7 +10,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 db=${1:?database}
 if ! llama_built || [[ ! -s $LLM_CHAT_GGUF ]]; then
-    printf '\n\033[1;43m!!! KEIN llama-cpp-python-BUILD IN %s (oder kein %s): DER TEST GEGEN llama_cpp.server WURDE ÜBERSPRUNGEN (scripts/local_model.sh baut beides) !!!\033[0m\n\n' \
+    printf '\n\033[1;43m!!! NO llama-cpp-python BUILD IN %s (or no %s): THE TEST AGAINST llama_cpp.server WAS SKIPPED (scripts/local_model.sh builds both) !!!\033[0m\n\n' \
         "$LLM_VENV" "$LLM_CHAT_GGUF" >&2
     echo "e2e llama server: SKIPPED (no llama-cpp-python build or chat GGUF)"
     exit 3

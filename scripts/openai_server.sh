@@ -17,13 +17,13 @@ while (($#)); do
         --port) port=$2; shift ;;
         --threads) threads=$2; shift ;;
         --n-ctx) n_ctx=$2; shift ;;
-        *) die "Unbekannte Option $1" ;;
+        *) die "Unknown option $1" ;;
     esac
     shift
 done
-llama_built || die "llama-cpp-python fehlt in $LLM_VENV: zuerst scripts/local_model.sh ausführen"
-[[ -s $LLM_CHAT_GGUF ]] || die "Modelldatei $LLM_CHAT_GGUF fehlt: zuerst scripts/local_model.sh ausführen"
+llama_built || die "llama-cpp-python is missing in $LLM_VENV: run scripts/local_model.sh first"
+[[ -s $LLM_CHAT_GGUF ]] || die "Model file $LLM_CHAT_GGUF is missing: run scripts/local_model.sh first"
 ensure_llama_server_deps
-say "OpenAI-kompatibler Server (llama_cpp.server) auf http://127.0.0.1:$port, Modell qwen2.5-coder:1.5b. Strg+C beendet."
+say "OpenAI-compatible server (llama_cpp.server) at http://127.0.0.1:$port, model qwen2.5-coder:1.5b. Ctrl+C stops it."
 exec "$LLM_VENV/bin/python" -m llama_cpp.server --model "$LLM_CHAT_GGUF" --model_alias qwen2.5-coder:1.5b \
     --host 127.0.0.1 --port "$port" --n_ctx "$n_ctx" --n_threads "$threads" --n_threads_batch "$threads" --verbose false

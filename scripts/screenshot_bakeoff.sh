@@ -7,11 +7,11 @@ while (($#)); do
     case $1 in
         --db) db=$2; shift ;;
         --ref) ref=$2; shift ;;
-        *) die "Unbekannte Option $1" ;;
+        *) die "Unknown option $1" ;;
     esac
     shift
 done
-ensure_odoo || die "Kein Odoo unter $ODOO_PATH"
+ensure_odoo || die "No Odoo under $ODOO_PATH"
 ensure_all
 oport=$(free_port)
 odoo_bin shell -c "$ODOO_CONF" -d $db --no-http --log-level=warn >/dev/null <<PY
@@ -26,6 +26,6 @@ pid=$!
 trap 'kill $pid 2>/dev/null' EXIT
 ready=0
 for _ in $(seq 120); do curl -sf "http://127.0.0.1:$oport/web/login" >/dev/null && { ready=1; break; }; sleep 0.5; done
-((ready)) || die "Odoo antwortet nicht auf Port $oport, siehe $LOGDIR/shots-bakeoff-odoo.log"
+((ready)) || die "Odoo does not answer on port $oport, see $LOGDIR/shots-bakeoff-odoo.log"
 mkdir -p "$REPO/docs/screenshots"
 "$PY" "$REPO/scripts/screenshot_bakeoff.py" "http://127.0.0.1:$oport" $db "$REPO/docs/screenshots" ${ref:+"$ref"}

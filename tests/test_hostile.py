@@ -59,6 +59,12 @@ class TestJunkRequests(StandInCase, HttpCase):
                 self.assertEqual(response.status_code, 400, response.text[:200])
                 self.assertLess(len(response.content), 4096)
         self.assertEqual(self.traces(), (0, 0))
+        # the JSON-RPC routes: Odoo parses their bodies; junk is an error answer, never a 500
+        for raw in (b'{"params": ' + b"[" * 100000 + b"]" * 100000 + b"}", b"\xff\xfe", b"[1]"):
+            with mute_logger("odoo.http"):
+                response = self.url_open("/pv_kb/feedback", data=raw, headers={"Content-Type": "application/json"})
+            self.assertLess(response.status_code, 500, response.text[:200])
+            self.assertLess(len(response.content), 16384)
 
     def test_questions_with_characters_that_cannot_be_stored_are_refused_before_anything_is_written(self):
         self.authenticate("kb_junk_user", "kb_junk_user")
@@ -131,6 +137,56 @@ class TestLinksInAnswers(AgentCase):
         self.assertNotIn("evil", " ".join(result.violations))
 
 
+# --------------------------------------------------------------------------- a flood of gap questions
+
+
+@tagged("post_install", "-at_install", "pv_kb")
+class TestGapBounds(StandInCase):
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.load_entries(agent_entries(), "gaps")
+
+    def embedded_texts(self):
+        return sum(r.get("n_inputs") or 0 for r in self.standin.requests_log if r.get("path") == "/api/embed")
+
+    def test_a_run_takes_a_window_and_a_cap_and_embeds_each_question_once(self):
+        Query, Gap = self.env["pv.kb.query"], self.env["pv.kb.gap"]
+        user = new_test_user(self.env, "gap_flooder", groups="pv_kb.group_pv_kb_user")
+        words = ["Urlaub", "Dienstwagen", "Zulage", "Karenz", "Diäten", "Prämie", "Lehrling", "Homeoffice"]
+        records = Query.create([{"question": f"Wie wird {w} im Fall {i} abgerechnet?", "status": "verweigert",
+                                 "user_id": user.id} for i, w in enumerate(words * 3)])
+        old = records[:4]
+        self.env.cr.execute("UPDATE pv_kb_query SET create_date = create_date - interval '400 days' WHERE id = ANY(%s)",
+                            [old.ids])
+        self.set_settings(health_gap_days=90, health_gap_max_questions=12)
+        opts = self.env["pv.kb.health.run"]._options()
+        taken = Gap._gap_questions(opts)
+        self.assertEqual(taken, records[-12:], "the latest 12 of the window, oldest first")
+        self.assertFalse(taken & old)
+        before = self.embedded_texts()
+        self.assertEqual(Gap._refresh_gaps(opts), 12)
+        first = self.embedded_texts() - before
+        embed_calls = [r for r in self.standin.requests_log if r.get("path") == "/api/embed"]
+        self.assertGreater(max(r.get("n_inputs") or 0 for r in embed_calls), 1, "questions go in batches")
+        self.assertFalse(Gap.search([]).query_ids & old)
+        again = self.embedded_texts()
+        Gap._refresh_gaps(opts)
+        # the second run embeds no question again (only the entries' profiles, which are the knowledge base)
+        profiles = self.env["pv.kb.entry"].search_count([])
+        self.assertEqual(self.embedded_texts() - again, profiles)
+        self.assertGreaterEqual(first, 12)
+        # a model server too slow for the run's embedding time: new questions wait, the run still ends
+        from odoo.addons.pv_kb.models import pv_kb_gap
+        Query.create([{"question": f"Neue Frage {i} zur Abfertigung?", "status": "verweigert", "user_id": user.id}
+                      for i in range(3)])
+        with patch.object(pv_kb_gap, "GAP_EMBED_SECONDS", -1.0):
+            before = self.embedded_texts()
+            self.assertEqual(Gap._refresh_gaps(opts), 12)
+            self.assertEqual(self.embedded_texts() - before, profiles, "no question embedded")
+
+
 # --------------------------------------------------------------------------- hostile batches
 
 
@@ -140,7 +196,7 @@ class TestHostileImport(KbCase):
     def test_a_hostile_batch_is_refused_by_the_check_with_reasons_and_a_bounded_report(self):
         from odoo.addons.pv_kb.testing.hostile_kb import BODIES, hostile_batch
 
-        files = hostile_batch({name: make(60_000) for name, make in BODIES.items()})
+        files = hostile_batch({name: make(20_000)[:20_000] for name, make in BODIES.items()})
         bomb = ['a0: &a0 ["lol"]'] + [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
         files["dokumente/hx-bomb-01.md"] = ("---\nid: hx-bomb-01\n" + "\n".join(bomb) + "\ntitle: *a9\n---\n# T\n").encode()
         files["dokumente/hx-big-01.md"] = ("---\nid: hx-big-01\ntitle: T\nstand: 2026-01\ntopic: t\nsource: s\n---\n"

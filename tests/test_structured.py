@@ -202,8 +202,12 @@ class TestBakeoffRuns(StandInCase):
 
     def test_the_wizard_runs_the_chosen_modes_on_the_held_out_part(self):
         wizard = self.env["pv.kb.bakeoff.wizard"].create({
-            "chat_models": "standin-chat", "mode_text": False, "mode_structured": False, "mode_selection": True,
+            "chat_models": "standin-chat",
             "goldset_file": base64.b64encode(self.gold_text().encode()), "goldset_filename": "mini.yaml"})
+        self.assertEqual(wizard.mode_line_ids.filtered("selected").mapped("mode"), ["text", "structured"],
+                         "the modes a bake-off runs unless told otherwise")
+        for line in wizard.mode_line_ids:
+            line.selected = line.mode == "selection"
         action = wizard.action_run()
         runs = self.env["pv.kb.eval.run"].search(action["domain"])
         self.assertEqual((runs.answer_mode, runs.goldset_part, runs.goldset_name),

@@ -2,10 +2,12 @@ import base64
 import os
 import pathlib
 
-from odoo import fields, models
+from odoo import Command, fields, models
 from odoo.exceptions import AccessError, UserError
 
+from ..lib.answer import modes as answer_modes
 from ..lib.evaluation import bakeoff, goldset as goldset_format
+from ..models.pv_kb_settings import answer_mode_selection
 
 DEMO_GOLDSET = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "demo_kb",
                             "goldset.yaml")
@@ -25,10 +27,11 @@ class PvKbBakeoffWizard(models.TransientModel):
     chat_models = fields.Char("Chat models", required=True,
                               default=lambda self: self.env["pv.kb.settings"]._get()["chat_model"],
                               help="Comma-separated, e.g. qwen2.5-coder:1.5b, qwen2.5-coder:0.5b")
-    mode_text = fields.Boolean("Free text", default=True)
-    mode_structured = fields.Boolean("Structured", default=True)
-    mode_selection = fields.Boolean("Selection", default=False,
-                                    help="The model names numbered passages of its context, quoted word for word.")
+    mode_line_ids = fields.One2many(
+        "pv.kb.bakeoff.wizard.mode", "wizard_id", "Answer modes",
+        default=lambda self: [Command.create({"mode": mode.key, "selected": mode.bakeoff_default})
+                              for mode in answer_modes.registered()],
+        help="Every registered answer mode; each chosen one is run with each chat model.")
 
     def action_run(self):
         """Run the bake-off now (KB managers). A real model takes minutes per run: long bake-offs belong to
@@ -37,8 +40,7 @@ class PvKbBakeoffWizard(models.TransientModel):
         if not self.env.user.has_group("pv_kb.group_pv_kb_manager"):
             raise AccessError(self.env._("Only knowledge base managers can start a bake-off."))
         models_ = [m.strip() for m in (self.chat_models or "").split(",") if m.strip()]
-        modes = [m for m, on in (("text", self.mode_text), ("structured", self.mode_structured),
-                                 ("selection", self.mode_selection)) if on]
+        modes = [line.mode for line in self.mode_line_ids if line.selected and line.mode in answer_modes.keys()]
         if not models_ or not modes:
             raise UserError(self.env._("Please name at least one chat model and choose at least one answer mode."))
         # an upload is always the gold set itself (bytes), never a path: server paths are for the command line
@@ -61,3 +63,14 @@ class PvKbBakeoffWizard(models.TransientModel):
             "type": "ir.actions.act_window", "res_model": "pv.kb.eval.run", "name": self.env._("Bake-off"),
             "view_mode": "list,form,graph,pivot", "domain": [("id", "in", runs.ids)],
         }
+
+
+class PvKbBakeoffWizardMode(models.TransientModel):
+    """One answer mode offered by the bake-off wizard (one line per registered mode)."""
+
+    _name = "pv.kb.bakeoff.wizard.mode"
+    _description = "Answer mode of a bake-off"
+
+    wizard_id = fields.Many2one("pv.kb.bakeoff.wizard", "Bake-off", required=True, ondelete="cascade")
+    mode = fields.Selection(answer_mode_selection, "Answer mode", required=True)
+    selected = fields.Boolean("Run")

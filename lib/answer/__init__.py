@@ -22,11 +22,13 @@ The agent (``models/pv_kb_agent.py``) calls the modules in this order:
 9. ``extractive`` — the Notbetrieb answer (quoted passages) when no model is available.
 
 ``respond`` runs steps 4–9 for a question the agent prepared (steps 1–3, in a short transaction):
-:func:`respond.respond` calls the model and checks its answer without touching the database, so the
-chat panel's stream holds no connection while the model generates.
+:func:`respond.respond` hands it to its answer mode, which calls the model and checks its answer without
+touching the database, so the chat panel's stream holds no connection while the model generates. The modes
+are plug-ins in ``modes/`` (``text``, ``structured``, ``selection``; ``common`` holds the model call they
+share), registered in one registry that also holds the policy which chat model answers in which mode.
 
-``types`` holds the data passed between them (ContextBlock, Conflict, EntryFacts, Violation,
-Validation, the warning codes, the refusal sentence). Follow-up rewriting runs before retrieval
+``types`` holds the data passed between them (ContextBlock, Conflict, EntryFacts, Violation, Validation,
+PreparedQuestion, AgentAnswer, the warning codes, the refusal sentence). Follow-up rewriting runs before retrieval
 and lives in ``lib/search/followup.py``; Markdown blocks in ``lib/text/md_blocks.py``; word folding,
 stemming and stopwords in ``lib/text/german.py``.
 """

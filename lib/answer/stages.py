@@ -28,7 +28,7 @@ import time
 
 from ..llm import errors as ollama_errors, tokens as ollama_tokens
 from ..search import rewrite as query_rewrite, rerank
-from . import conflicts as conflict_rules, prompt, selection
+from . import conflicts as conflict_rules, modes, prompt
 
 STEP_SHARE = 0.4            # a step may use at most this share of the time left for the answer
 RERANK_PREDICT = 400        # tokens: 40 ids of ~10 tokens
@@ -232,8 +232,7 @@ def finish_context(prepared):
     prepared.messages = prompt.build_messages(prepared.question, prepared.blocks, prepared.conflicts,
                                               prepared.history, max_context_chars=plan["max_chars"])
     prepared.messages[0] = {"role": "system", "content": plan["system"]}
-    if prepared.answer_mode == "selection":
-        # every sentence and table row numbered; the model answers with numbers (lib/answer/selection.py)
-        content, prepared.units = selection.number_context(prepared.messages[-1]["content"])
-        prepared.messages[-1] = dict(prepared.messages[-1], content=content)
+    shape = modes.get(prepared.answer_mode).shape_context
+    if shape:
+        shape(prepared)     # e.g. the selection mode numbers every sentence and table row
     prepared.pending = False

@@ -7,8 +7,7 @@ values it states with their Stand (``werte``), optionally the sides of a contrad
 
 The mode has three modules, in call order:
 
-* this one — what the model is asked (:func:`answer_schema`, :func:`system_prompt`), which models answer
-  in this mode (:func:`mode_for`), and reading the answer: :func:`parse_response` for the whole JSON,
+* this one — what the model is asked (:func:`answer_schema`, :func:`system_prompt`) and reading the answer: :func:`parse_response` for the whole JSON,
   :class:`StatementStream` for complete statement objects out of the streamed text, so the panel can show
   each statement as soon as it is complete;
 * ``structured_checks`` — :func:`~.structured_checks.check_statement` validates one statement in code
@@ -30,7 +29,6 @@ from .citations import CITATION_RE
 
 QUOTE_MAX_WORDS = 25
 MAX_STATEMENTS = 5
-MODES = ("text", "structured", "selection")   # selection: lib/answer/selection.py
 
 _STAND_IN_TEXT = re.compile(r"\(?\s*Stand:?\s*\d{4}-\d{2}(?:-\d{2})?\s*\)?", re.I)
 
@@ -244,28 +242,3 @@ class StatementStream:
                 break
             self._pos += 1
         return done
-
-
-# --------------------------------------------------------------------------- per model
-
-
-def parse_modes(text: str) -> dict[str, str]:
-    """``model=mode`` items, one per line or separated by ``;`` or ``,`` (``#`` comments, blanks ignored)
-    → {model: mode}; unknown modes are skipped."""
-    out: dict[str, str] = {}
-    for line in re.split(r"[\n;,]", text or ""):
-        line = line.split("#", 1)[0].strip()
-        name, sep, mode = line.partition("=")
-        if sep and name.strip() and mode.strip().lower() in MODES:
-            out[name.strip()] = mode.strip().lower()
-    return out
-
-
-def mode_for(model: str, text: str, default: str = "text") -> str:
-    """The answer mode for ``model``: its line, else the line of its name without tag (``qwen3`` for
-    ``qwen3:32b``), else ``default``."""
-    modes = parse_modes(text)
-    if model in modes:
-        return modes[model]
-    base = (model or "").partition(":")[0]
-    return modes.get(base, default if default in MODES else "text")

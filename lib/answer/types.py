@@ -1,4 +1,5 @@
-"""The data the answer modules pass to each other, the refusal sentence and two small helpers.
+"""The data the answer modules pass to each other (up to one prepared question and its answer), the refusal
+sentence and two small helpers.
 
 A module of its own so that prompt, validation and conflicts do not import each other
 in a circle (validation needs :class:`Conflict`, so does the prompt).
@@ -84,3 +85,64 @@ def ordered_unique(items: Iterable[str]) -> list[str]:
             out.append(item)
     return out
 
+
+# --------------------------------------------------------------------------- one answer
+
+
+@dataclass
+class AgentAnswer:
+    status: str                       # beantwortet | verweigert | unsicher | notbetrieb | fehler | abgebrochen
+    answer: str
+    cited_ids: list = field(default_factory=list)
+    retrieved_ids: list = field(default_factory=list)
+    violations: list = field(default_factory=list)
+    notice: str | None = None
+    conflicts: list = field(default_factory=list)
+    timings: dict = field(default_factory=dict)
+    regenerations: int = 0
+    gate_refused: bool = False        # refused before generation (lib.answer.gate), no model call
+    prompt_tokens: int = 0
+    answer_tokens: int = 0
+    query: object = None              # pv.kb.query record
+    retrieval: object = None          # RetrievalResult
+    pii_count: int = 0                # personal data replaced in the question (the panel's notice)
+    pii_mapping: dict | None = None   # placeholder → value, for the user's own screen only (never stored)
+    answer_mode: str = "text"         # text | structured | selection
+    quotes: list = field(default_factory=list)   # [{"kb_id", "passage"}]: the passage each citation rests on
+    rejected: str = ""                # model text that was not shown (kept in the question log)
+    steps: dict = field(default_factory=dict)    # {"rerank"|"rewrite": {"status", "reason", …}} when they ran
+    from_facts: bool = False          # composed from the fact table (lib/answer/fact_answer.py)
+    server: str = ""                  # the (redacted) URL of the chat server that answered; "" when none did
+
+
+@dataclass
+class PreparedQuestion:
+    """What step 1 (database) hands to step 2 (the model): plain data, no records."""
+    question: str
+    query: str                        # the text searched (standalone follow-up query)
+    history: list
+    settings: dict
+    texts: dict                       # the agent's messages, translated
+    started: float                    # time.perf_counter() at the start
+    retrieval: object = None          # RetrievalResult
+    blocks: list = field(default_factory=list)
+    conflicts: list = field(default_factory=list)
+    messages: list = field(default_factory=list)
+    verdict: object = None            # the gate's verdict when it refused
+    error: Exception | None = None    # step 1 failed
+    answer_mode: str = "text"         # text | structured (lib/answer/structured.py) | selection (…/selection.py)
+    units: list = field(default_factory=list)        # selection mode: the numbered passages of the context
+    gated: object = None              # pii.Gated: the masked question, query, history and the mapping
+    pii_failed: bool = False          # the personal-data gate failed: nothing is sent, nothing stored
+    timings: dict = field(default_factory=dict)
+    # the optional model steps (lib/answer/stages.py)
+    search_query: str | None = None   # the accepted rewrite: searched instead of ``query``, never shown
+    answered_by: str = ""             # the chat server of the last model answer (ChatResult.server)
+    rewrite: object = None            # lib.query_rewrite.Outcome when rewriting is on
+    rerank: object = None             # lib.rerank.Outcome when reranking ran
+    pending: bool = False             # reranking on: blocks and messages wait for the model's order
+    all_blocks: list = field(default_factory=list)   # blocks of every retrieved entry (before the cut)
+    entry_facts: list = field(default_factory=list)  # EntryFacts of every retrieved entry (conflicts)
+    summaries: dict = field(default_factory=dict)    # {chunk id: row}: Kernwerte and summaries read in step 1
+    plan: dict = field(default_factory=dict)         # system prompt, max_blocks, max_chars of the context
+    fact_answer: object = None        # lib.answer.fact_answer.FactAnswer: the value question answered from facts

@@ -252,10 +252,10 @@ def latency_stats(values_ms: list[float]) -> dict:
 
 _RETRIEVAL_ROWS = (("n", "n"), ("hit@k", "hit@{k}"), ("recall@k", "recall@{k}"), ("mrr", "MRR"),
                    ("hit@1", "hit@1"))
-_ANSWER_ROWS = (("citation_precision", "Zitat-Präzision"), ("citation_recall", "Zitat-Recall"),
-                ("refusal_accuracy", "Ablehnung korrekt"), ("false_refusals", "Falsche Ablehnungen"),
-                ("must_contain", "Pflichtinhalt (Frage)"), ("must_contain_strings", "Pflichtinhalt (Text)"),
-                ("conflict_handling", "Konflikt markiert"), ("must_not_contain_hits", "Verbotene Inhalte"))
+_ANSWER_ROWS = (("citation_precision", "Citation precision"), ("citation_recall", "Citation recall"),
+                ("refusal_accuracy", "Refusals right"), ("false_refusals", "False refusals"),
+                ("must_contain", "Required content (question)"), ("must_contain_strings", "Required content (text)"),
+                ("conflict_handling", "Conflict marked"), ("must_not_contain_hits", "Forbidden content"))
 
 
 def _cell(value) -> str:
@@ -290,7 +290,7 @@ def format_report(title: str, metrics_by_mode: dict[str, dict], settings: dict) 
         k = next(r["k"] for r in retrieval.values() if r)
         section(f"Retrieval (k = {k})")
         kinds = _kind_order({kind for r in retrieval.values() if r for kind in r["by_kind"]})
-        for group, label in [("overall", "gesamt"), *[(kind, kind) for kind in kinds]]:
+        for group, label in [("overall", "overall"), *[(kind, kind) for kind in kinds]]:
             for index, (key, name) in enumerate(_RETRIEVAL_ROWS):
                 shown = label if index == 0 else ""
                 cells = []
@@ -302,16 +302,16 @@ def format_report(title: str, metrics_by_mode: dict[str, dict], settings: dict) 
 
     answers = {m: metrics_by_mode[m].get("answers") for m in modes}
     if any(answers.values()):
-        section("Antworten")
+        section("Answers")
         for key, name in _ANSWER_ROWS:
             rows.append((name, [_cell(a["overall"].get(key)) if a else "–" for a in answers.values()]))
 
     facts = {m: (a or {}).get("facts") for m, a in answers.items()}
     if any(f and f["n"] for f in facts.values()):
-        section("Antworten aus den Kernwerten")
-        for key, name in (("n", "aus Kernwerten"), ("share_of_value_questions", "Anteil der Wertfragen"),
-                          ("share_of_answerable", "Anteil der beantwortbaren"), ("must_contain", "must-contain"),
-                          ("citation_precision", "Zitatpräzision"), ("wrong_year", "Werte anderer Jahre")):
+        section("Answers from the Kernwerte")
+        for key, name in (("n", "from Kernwerte"), ("share_of_value_questions", "Share of value questions"),
+                          ("share_of_answerable", "Share of answerable"), ("must_contain", "must-contain"),
+                          ("citation_precision", "Citation precision"), ("wrong_year", "Values of other years")):
             rows.append((name, [_cell(f.get(key)) if f else "–" for f in facts.values()]))
 
     latency: dict[str, dict[str, dict]] = {}
@@ -321,11 +321,11 @@ def format_report(title: str, metrics_by_mode: dict[str, dict], settings: dict) 
         a = answers[m]
         if a:
             latency.setdefault("Retrieval", {}).setdefault(m, a["latency_retrieval"])
-            latency.setdefault("Gesamt", {}).setdefault(m, a["latency_total"])
+            latency.setdefault("Total", {}).setdefault(m, a["latency_total"])
             if (a.get("facts") or {}).get("n"):
-                latency.setdefault("Gesamt (Kernwerte)", {}).setdefault(m, a["facts"]["latency_total"])
+                latency.setdefault("Total (Kernwerte)", {}).setdefault(m, a["facts"]["latency_total"])
     if latency:
-        section("Latenz in ms (Median / p95 / Max)")
+        section("Latency in ms (median / p95 / max)")
         for label, per_mode in latency.items():
             cells = []
             for m in modes:
@@ -343,7 +343,7 @@ def format_report(title: str, metrics_by_mode: dict[str, dict], settings: dict) 
         else:
             lines.append(name.ljust(label_width) + " | ".join(c.rjust(w) for c, w in zip(cells, widths)))
     if settings:
-        lines += ["", "Einstellungen"]
+        lines += ["", "Settings"]
         width = max(len(str(key)) for key in settings) + 2
         lines += [f"{str(key) + ':':<{width}}{value}" for key, value in settings.items()]
     return "\n".join(lines) + "\n"

@@ -174,8 +174,33 @@ def _compare_record(entry: ParsedEntry, record: dict) -> list[Issue]:
 _LEVEL_RANK = {ERROR: 0, WARNING: 1}
 
 
+@dataclass(frozen=True)
+class UploadLimits:
+    """What one batch uploaded in the browser may hold, so that its check and apply stay short; the command
+    line has none. The real base has ~600 entries and ~3,400 table lines."""
+
+    max_entries: int = 800
+    max_table_lines: int = 4000      # lines starting with "|" in all entries (each value cell becomes a fact)
+
+
+def _upload_problem(files: dict[str, bytes], limits: UploadLimits) -> Issue | None:
+    entries = [path for path in files if is_entry_file(path)]
+    if len(entries) > limits.max_entries:
+        return Issue("", ERROR, "batch_too_large",
+                     f"Der Stapel enthält {len(entries)} Einträge; über den Browser sind höchstens "
+                     f"{limits.max_entries} je Import möglich. Bitte den Stapel aufteilen oder über die "
+                     "Kommandozeile importieren.")
+    table_lines = sum(files[path].count(b"\n|") + files[path].count(b"\n |") for path in entries)
+    if table_lines > limits.max_table_lines:
+        return Issue("", ERROR, "batch_too_large",
+                     f"Der Stapel enthält {table_lines} Tabellenzeilen; über den Browser sind höchstens "
+                     f"{limits.max_table_lines} je Import möglich. Bitte den Stapel aufteilen oder über die "
+                     "Kommandozeile importieren.")
+    return None
+
+
 def load_batch(files: dict[str, bytes], known_ids: Iterable[str] | None = None, *, render: bool = True,
-               render_seconds: float | None = rendering.BATCH_SECONDS) -> Batch:
+               render_seconds: float | None = rendering.BATCH_SECONDS, limits: UploadLimits | None = None) -> Batch:
     """Parse and validate a whole batch (paths relative to the KB root, "/" separated).
 
     Entry files are ``dokumente/*.md``; ``kb.json`` is required; ``INDEX.md`` is
@@ -183,10 +208,15 @@ def load_batch(files: dict[str, bytes], known_ids: Iterable[str] | None = None, 
     without errors are returned. Cross references are checked only if
     ``known_ids`` is given (ids of the base outside this batch; pass ``set()``
     to check against the batch alone); otherwise call :func:`check_cross_refs`.
-    Every valid entry is rendered (:mod:`.rendering`, within its time budget; ``render_seconds``: CPU
-    seconds for the whole batch, None = no total) unless ``render`` is False; an entry too costly to render
-    is an error ("render_costly").
+    Every valid entry is rendered (:mod:`.rendering`, within its time budget; ``render_seconds``: seconds
+    for the whole batch, None = no total) unless ``render`` is False; an entry too costly to render is an
+    error ("render_costly"). With ``limits`` (a browser upload) a batch over them is refused whole, before
+    any entry is parsed ("batch_too_large").
     """
+    if limits is not None:
+        problem = _upload_problem(files, limits)
+        if problem is not None:
+            return Batch(entries=[], issues=[problem], files_seen=sum(1 for p in files if is_entry_file(p)))
     issues: list[Issue] = []
     parsed: list[tuple[str, ParsedEntry | None, str | None, list[Issue]]] = []
     for path in sorted(files):

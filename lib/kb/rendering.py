@@ -149,23 +149,35 @@ def _set_async_exc(thread_id: int, exc) -> None:
                                                ctypes.py_object(exc) if exc is not None else ctypes.c_void_p(0))
 
 
+REARM_SECONDS = 0.1               # the interruption is repeated this often until the render has ended
+
+
 def _call_within(fn, seconds: float):
-    """``fn()`` or :class:`RenderBudgetExceeded` after ``seconds``: a timer thread raises it asynchronously in
-    this thread (checked between bytecodes: a single long C call ends first; the size limits keep those short)."""
+    """``fn()`` or :class:`RenderBudgetExceeded` after ``seconds``: a watchdog thread raises it asynchronously
+    in this thread (checked between bytecodes: a single long C call ends first; the size limits keep those
+    short). Python drops an asynchronous exception that lands in a garbage-collector callback or a
+    ``__del__`` ("Exception ignored in …"), so the watchdog raises it again every :data:`REARM_SECONDS`
+    until the call has ended."""
     thread_id = threading.get_ident()
     lock = threading.Lock()
+    stop = threading.Event()
     state = {"done": False, "fired": False}
 
-    def fire():
-        with lock:
-            if not state["done"]:
+    def watch():
+        if stop.wait(seconds):
+            return
+        while True:
+            with lock:
+                if state["done"]:
+                    return
                 state["fired"] = True
                 _set_async_exc(thread_id, RenderBudgetExceeded)
+            if stop.wait(REARM_SECONDS):
+                return
 
-    timer = threading.Timer(seconds, fire)
-    timer.daemon = True
+    watchdog = threading.Thread(target=watch, name="pv_kb-render-budget", daemon=True)
     try:
-        timer.start()
+        watchdog.start()
         try:
             result = fn()
         finally:
@@ -173,7 +185,7 @@ def _call_within(fn, seconds: float):
                 state["done"] = True
                 if state["fired"]:
                     _set_async_exc(thread_id, None)   # not delivered yet: cleared, it must not hit later code
-            timer.cancel()
+            stop.set()
     except RenderBudgetExceeded:
         raise
     if state["fired"]:

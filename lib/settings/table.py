@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
+from ..answer import modes as answer_modes
 from ..llm.servers import DEFAULT_COOLDOWN, KINDS as SERVER_KINDS, RERANK_KINDS, parse_servers
 from ..pii.gate import DETECTORS
 from ..search.ranking import RRF_K
@@ -128,6 +129,11 @@ def csv_items(value) -> list[str]:
     return [item.strip() for item in (value or "").replace("\n", ",").split(",") if item.strip()]
 
 
+def _answer_mode_choices() -> tuple:
+    """The registered answer modes (lib/answer/modes), with their longer names."""
+    return tuple((mode.key, mode.title) for mode in answer_modes.registered())
+
+
 # role -> kind of a line without one, allowed kinds (lib/llm/servers.py)
 SERVER_ROLES = (("chat", "ollama", SERVER_KINDS), ("embedding", "ollama", SERVER_KINDS),
                 ("rerank", "openai", RERANK_KINDS))
@@ -142,12 +148,6 @@ def _server_list_check(default_kind, kinds):
         return None
     return check
 
-
-ANSWER_MODE_CHOICES = (
-    ("text", "Free text"),
-    ("structured", "Structured (JSON, checked per statement)"),
-    ("selection", "Selection (the model picks passages, quoted word for word)"),
-)
 
 SETTINGS: tuple[Setting, ...] = (
     # --- the model server ---------------------------------------------------------------------------------
@@ -182,7 +182,7 @@ SETTINGS: tuple[Setting, ...] = (
             "server, so an uncited sentence cannot occur. Selection: every sentence and table row of the context "
             "is numbered, the model only names the numbers that answer the question and the server quotes "
             "them word for word with source and Stand (for small models).",
-            snapshot=True, choices=ANSWER_MODE_CHOICES),
+            snapshot=True, choices=_answer_mode_choices),
     Setting("answer_modes", "", "char", "Answer mode per chat model",
             "Exceptions to the answer mode, e.g. 'qwen2.5-coder:1.5b=selection; qwen3=text' (a name without "
             "tag applies to all its tags).", snapshot=True),
@@ -271,7 +271,7 @@ SETTINGS: tuple[Setting, ...] = (
             "Only questions of these last days are grouped into gaps.", bounds=(1, 3650)),
     Setting("health_gap_max_questions", 2000, "integer", "Gaps: questions per run",
             "At most this many of the latest gap questions are grouped per run (keeps the nightly run short).",
-            bounds=(10, 20000)),
+            bounds=(10, 5000)),
     Setting("health_gap_cluster_threshold", 0.8, "float", "Gap groups: similarity",
             "Similarity from which refused questions fall into one gap group.", form=False),
 )

@@ -38,7 +38,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 if [[ ${1:-} == pii ]]; then shift; exec "$PY" "$REPO/scripts/bench/bench_pii.py" "$@"; fi
 if [[ ${1:-} == facts ]]; then shift; exec "$PY" "$REPO/scripts/bench/bench_facts.py" "$@"; fi
-ensure_odoo || die "Kein Odoo unter $ODOO_PATH"
+ensure_odoo || die "No Odoo under $ODOO_PATH"
 ensure_all >/dev/null
 what=${1:-}; shift || true
 shell() { odoo_bin shell -c "$ODOO_CONF" -d "$1" --log-level=warn --no-http < "$2"; }
@@ -174,9 +174,9 @@ PYEOF
             "$PY" "$REPO/scripts/bench/bench_load.py" --url "http://127.0.0.1:$port" --stream-url "$stream" --db $db \
                 --users "$users" --dsn "$dsn" --label "$mode" || true
             if grep -E "DistributionNotFound|Traceback" "$LOGDIR/bench-load-$mode.log" >/dev/null; then
-                say "Fehler im Odoo-Log ($mode), siehe $LOGDIR/bench-load-$mode.log"
+                say "Errors in the Odoo log ($mode), see $LOGDIR/bench-load-$mode.log"
             fi
             kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true
         done ;;
-    *) die "Aufruf: scripts/bench/run.sh import|retrieval DB|tune DB|ceiling DB|scale [ENTRIES]|embed [OPTIONS]|reembed DB|pipeline DB|health [DB]|load [USERS]|pii [OPTIONS]|pii-odoo [DB]" ;;
+    *) die "Usage: scripts/bench/run.sh import|retrieval DB|tune DB|ceiling DB|scale [ENTRIES]|embed [OPTIONS]|reembed DB|pipeline DB|health [DB]|load [USERS]|pii [OPTIONS]|pii-odoo [DB]" ;;
 esac

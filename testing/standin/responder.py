@@ -176,11 +176,6 @@ def default_structured_answer(messages: list[dict]) -> str:
 _NUMBERED = re.compile(r"^\[(S\d+)\]\s+(.*)$")
 
 
-def is_selection_request(fmt=None) -> bool:
-    """An answer prompt of the selection mode (lib/answer/selection.py): its schema asks for ``saetze``."""
-    return "saetze" in _schema_keys(fmt)
-
-
 def selection_answer(messages: list[dict], fmt=None) -> str:
     """The selection mode's counterpart of :func:`default_answer`: the numbers of the (at most two)
     numbered lines sharing the most content words with the question (ties in text order), plus, for each

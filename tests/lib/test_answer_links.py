@@ -46,5 +46,5 @@ def test_a_long_hostile_answer_is_linear():
     answer = "[a](" * 20000 + "https://evil.example " * 5000 + "<" * 20000
     started = time.perf_counter()
     text, gone = links.keep_cited_links(answer, [BLOCK])
-    assert time.perf_counter() - started < 2.0
+    assert time.perf_counter() - started < 5.0      # linear: ~0.2 s; a quadratic pass would take minutes
     assert "evil" not in text

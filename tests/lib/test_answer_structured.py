@@ -195,16 +195,6 @@ def test_statement_stream_yields_each_statement_when_its_object_closes():
     assert seen[0][0] <= first_end < seen[1][0]      # the first one came before the second was written
 
 
-def test_modes_per_model():
-    text = "qwen2.5-coder:1.5b = structured\n# comment\nqwen3=text\nbroken line\nx=other"
-    assert s.parse_modes(text) == {"qwen2.5-coder:1.5b": "structured", "qwen3": "text"}
-    assert s.mode_for("qwen2.5-coder:1.5b", text) == "structured"
-    assert s.mode_for("qwen3:32b", text) == "text"
-    assert s.mode_for("llama3", text, default="structured") == "structured"
-    assert s.mode_for("llama3", "", default="nonsense") == "text"
-    assert s.parse_modes("a:1=structured; b=text") == {"a:1": "structured", "b": "text"}
-
-
 def test_ids_written_into_the_quote_are_not_part_of_the_passage(blocks):
     quote = "lb-rk-02: Das amtliche Kilometergeld beträgt ab 2025 € 0,50 je Kilometer"
     assert checks.clean_quote(quote).startswith("Das amtliche")

@@ -267,4 +267,4 @@ def test_fact_answers_are_reported_apart():
     assert facts["share_of_value_questions"] == 2 / 3 and facts["share_of_answerable"] == 0.5
     assert facts["must_contain"] == 0.5 and facts["latency_total"]["median"] == 50
     report = format_report("t", {"hybrid": {"answers": answer_metrics(records)}}, {})
-    assert "Antworten aus den Kernwerten" in report and "Gesamt (Kernwerte)" in report
+    assert "Answers from the Kernwerte" in report and "Total (Kernwerte)" in report

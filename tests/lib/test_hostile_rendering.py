@@ -32,7 +32,7 @@ def test_the_budget_interrupts_a_render_that_runs_too_long():
     started = time.perf_counter()
     html, reason = rendering.render_within(body, seconds=0.01)
     assert html is None and "Sekunden" in reason
-    assert time.perf_counter() - started < 1.0
+    assert time.perf_counter() - started < 3.0      # far below the render's own time (generous: a loaded machine)
     # nothing of the interruption is left behind in this thread
     time.sleep(0.05)
     assert sum(range(1000)) == 499500
@@ -69,3 +69,59 @@ def test_real_entries_pass_the_pre_check():
     root = pathlib.Path(__file__).resolve().parents[2] / "data" / "demo_kb" / "wissensbasis" / "dokumente"
     for path in root.glob("*.md"):
         assert rendering.costly_structure(path.read_text(encoding="utf-8")) is None, path.name
+
+
+def test_a_browser_upload_is_refused_whole_beyond_its_limits():
+    limits = kb_batch.UploadLimits(max_entries=5, max_table_lines=30)
+    many = hostile_batch({str(i): "Text." for i in range(6)})
+    batch = kb_batch.load_batch(many, limits=limits)
+    assert not batch.entries and [i.code for i in batch.errors] == ["batch_too_large"]
+    assert "6 Einträge" in batch.errors[0].message and "Kommandozeile" in batch.errors[0].message
+    tables = hostile_batch({"t": "| a | b |\n|---|---|\n" + "| x | 1 |\n" * 40})
+    assert [i.code for i in kb_batch.load_batch(tables, limits=limits).errors] == ["batch_too_large"]
+    # within the limits (and without them) the same batches are read as usual
+    assert len(kb_batch.load_batch(hostile_batch({str(i): "Text." for i in range(5)}), limits=limits).entries) == 5
+    assert len(kb_batch.load_batch(many).entries) == 6
+
+
+def test_the_demo_and_synthetic_bases_fit_a_browser_upload(tmp_path):
+    import pathlib
+
+    from lib.kb import zip_guard
+    from testing import synthetic_kb
+    demo = pathlib.Path(__file__).resolve().parents[2] / "data" / "demo_kb" / "wissensbasis"
+    synthetic_kb.main([str(tmp_path), "--entries", "601", "--seed", "7"])
+    for root in (demo, tmp_path / "wissensbasis"):
+        batch = kb_batch.load_batch(zip_guard.read_folder(root), limits=kb_batch.UploadLimits(), render=False)
+        assert "batch_too_large" not in {i.code for i in batch.issues}, root
+
+
+def test_an_interruption_swallowed_by_a_gc_callback_is_raised_again():
+    import gc
+
+    swallowed = []
+
+    def callback(phase, info):
+        # a callback like Odoo's GC timing hook: an exception delivered here is dropped by Python
+        try:
+            time.sleep(0.001)
+        except rendering.RenderBudgetExceeded:
+            swallowed.append(1)
+
+    def busy():
+        end = time.perf_counter() + 10
+        junk = []
+        while time.perf_counter() < end:
+            junk.append([object() for _ in range(50)])   # keeps the collector (and its callback) busy
+            if len(junk) > 200:
+                junk.clear()
+        return "finished"
+
+    gc.callbacks.append(callback)
+    try:
+        started = time.perf_counter()
+        with pytest.raises(rendering.RenderBudgetExceeded):
+            rendering._call_within(busy, 0.2)
+        assert time.perf_counter() - started < 5.0      # interrupted, not run to its end (10 s)
+    finally:
+        gc.callbacks.remove(callback)

@@ -317,5 +317,5 @@ def test_every_model_request_in_the_code_carries_its_origin():
     gated = sorted({rel for rel, _line, origin in calls if origin and not origin.endswith("KB_TEXT")})
     # (lib/answer/stages.py: the optional rewriting and reranking requests, with the request's pii.Gated)
     # (lib/llm/servers.py: the pool hands each call's own origin on to the server that takes it)
-    assert gated == ["lib/answer/respond.py", "lib/answer/stages.py", "lib/llm/servers.py", "models/pv_kb_gap.py",
+    assert gated == ["lib/answer/modes/common.py", "lib/answer/stages.py", "lib/llm/servers.py", "models/pv_kb_gap.py",
                      "models/pv_kb_retriever.py"], gated

@@ -1,0 +1,95 @@
+"""The selection mode: the model names numbered passages of its context, the server quotes them word for word.
+
+Numbering, schema, prompt and the quoted answer are ``lib/answer/selection.py``.
+"""
+from __future__ import annotations
+
+import time
+
+from ...llm import errors as ollama_errors
+from ...text.i18n import _lt
+from .. import citations, extractive, outcome, selection
+from ..types import REFUSAL_TEXT, AgentAnswer
+from . import AnswerMode, common, register
+
+
+def _shape_context(prepared):
+    """Every sentence and table row of the context numbered; the model answers with numbers."""
+    content, prepared.units = selection.number_context(prepared.messages[-1]["content"])
+    prepared.messages[-1] = dict(prepared.messages[-1], content=content)
+
+
+def _schema(prepared):
+    return selection.selection_schema([u.key for u in prepared.units])
+
+
+def answer(prepared, client, on_delta, deadline, cancel, timings):
+    """Selection mode (lib/answer/selection.py): the model names passage numbers, the code quotes them.
+
+    One regeneration, only when the answer is not readable JSON; numbers that are not in the context are
+    dropped (logged). Nothing the model writes is shown, so there is nothing else to check.
+    """
+    units, conflicts = prepared.units, prepared.conflicts
+    schema = _schema(prepared)
+    messages = prepared.messages
+    generate_ms = 0.0
+    prompt_tokens = answer_tokens = regenerations = 0
+    raws, choice = [], None
+    for attempt in range(2):
+        t0 = time.perf_counter()
+        try:
+            # not streamed to the panel: the JSON is a few numbers, the answer is written when it is complete
+            chat = common.generate(messages, prepared.settings, client, None, deadline, cancel, prepared,
+                             response_format=schema, num_predict=80)
+        except ollama_errors.OllamaCancelled:
+            return common.stopped(timings, generate_ms, t0, conflicts, regenerations, mode="selection")
+        except ollama_errors.OllamaError as exc:
+            timings["generate_ms"] = generate_ms + (time.perf_counter() - t0) * 1000
+            return common.degraded(prepared, timings, exc, regenerations, mode="selection")
+        generate_ms += (time.perf_counter() - t0) * 1000
+        prompt_tokens += chat.prompt_eval_count
+        answer_tokens += chat.eval_count
+        raws.append(chat.content)
+        choice = selection.parse_choice(chat.content, units)
+        if not choice.error or attempt or time.monotonic() >= deadline:
+            break
+        regenerations += 1
+        messages = messages + [{"role": "assistant", "content": chat.content},
+                               {"role": "user", "content": common.JSON_RETRY_NOTE}]
+    t0 = time.perf_counter()
+    violations = [f"dropped: unknown_passage: {n}" for n in choice.unknown]
+    rejected = ""
+    if choice.units:
+        status = "beantwortet"
+        added = selection.complete_value(prepared.question, choice.units, units)
+        if added is not None:
+            choice.units.append(added)
+            violations.append(f"repaired: value_passage_added: {added.key}")
+        answer = selection.render_answer(choice.units, conflicts, order=units)
+    elif choice.refused:
+        status, answer = "verweigert", REFUSAL_TEXT
+    else:
+        verdict = outcome.decide(["invalid_json"], has_blocks=bool(prepared.blocks))
+        violations.append(f"invalid_json: {verdict.reason}")
+        rejected = "\n\n".join(raws)
+        status = verdict.status
+        answer = (outcome.fallback_answer(extractive.extractive_answer(prepared.question, prepared.blocks,
+                                                                       conflicts=conflicts), verdict.reason)
+                  if verdict.show == "fallback" else REFUSAL_TEXT + " " + verdict.reason)
+    if on_delta:
+        on_delta(answer)
+    timings.update({"generate_ms": generate_ms, "validate_ms": (time.perf_counter() - t0) * 1000})
+    quotes = [{"kb_id": u.entry_id, "passage": u.text} for u in choice.units]
+    return AgentAnswer(
+        status=status, answer=answer, cited_ids=citations.extract_citations(answer), violations=violations,
+        notice=prepared.retrieval.degraded, conflicts=conflicts, timings=timings, regenerations=regenerations,
+        prompt_tokens=prompt_tokens, answer_tokens=answer_tokens, answer_mode="selection", quotes=quotes,
+        rejected=rejected)
+
+
+register(AnswerMode(
+    key="selection", label=_lt("Selection"),
+    title=_lt("Selection (the model picks passages, quoted word for word)"),
+    system_prompt=selection.system_prompt, answer=answer, shape_context=_shape_context, schema=_schema,
+    # a selection's JSON is a few numbers, but the "[S12] " before every passage costs room too
+    schema_key="saetze", reserve_tokens=800))
