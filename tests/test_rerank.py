@@ -20,6 +20,7 @@ class StepsCase(StandInCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
+        cls.set_settings(fact_answers="False")   # the steps under test are the model's (value questions)
         cls.load_entries(agent_entries(), "steps")
         cls.agent = cls.env["pv.kb.agent"]
 
