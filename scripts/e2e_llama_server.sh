@@ -30,7 +30,8 @@ cleanup() {
     psql_super -d "$db" -c "DELETE FROM pv_kb_batch; DELETE FROM pv_kb_entry;
                             DELETE FROM ir_config_parameter WHERE key IN ('pv_kb.server_type', 'pv_kb.ollama_url',
                               'pv_kb.chat_servers', 'pv_kb.embedding_model', 'pv_kb.query_prefix', 'pv_kb.passage_prefix',
-                              'pv_kb.chat_model', 'pv_kb.answer_modes', 'pv_kb.num_ctx', 'pv_kb.read_timeout');" >/dev/null 2>&1 || true
+                              'pv_kb.chat_model', 'pv_kb.answer_modes', 'pv_kb.num_ctx', 'pv_kb.read_timeout',
+                              'pv_kb.fact_answers');" >/dev/null 2>&1 || true
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -68,6 +69,7 @@ set_param query_prefix "query: "
 set_param passage_prefix "passage: "
 set_param chat_model qwen2.5-coder:1.5b
 set_param answer_modes "qwen2.5-coder=selection"
+set_param fact_answers False   # the model answers (a value question would else be answered from the fact table)
 # the context the server was started with, and time for two cores that other work shares
 set_param num_ctx 4096
 set_param read_timeout 600

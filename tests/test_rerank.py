@@ -20,9 +20,8 @@ class StepsCase(StandInCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
+        cls.set_settings(fact_answers="False")   # the steps under test are the model's (value questions)
         cls.load_entries(agent_entries(), "steps")
-        # the model steps are under test: a value question answered from the facts would skip them
-        cls.set_settings(fact_answers="False")
         cls.agent = cls.env["pv.kb.agent"]
 
     def settings(self, **overrides):
