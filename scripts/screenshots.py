@@ -135,6 +135,7 @@ def main(odoo_url, db, standin_url, out_dir):
         shots = [
             ("panel-conflict.png", "Wie hoch ist die Ersatzquote des AMS bei der Blockzeit in der Altersteilzeit?"),
             ("panel-answer.png", "Wie hoch ist der Freibetrag für Sonderzahlungen und welcher Steuersatz gilt?"),
+            ("panel-facts.png", "Wie hoch ist das amtliche Kilometergeld für den Privat-Pkw?"),
         ]
         for name, question in shots:
             browser.eval("document.querySelector('.o_pv_kb_new')?.click()")

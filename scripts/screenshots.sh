@@ -21,7 +21,7 @@ for key, value in {"ollama_url": "$STANDIN_URL", "embedding_model": "multilingua
                    "gate_dense_floor": "0.84"}.items():
     params.set_param("pv_kb." + key, value)
 importer = env["pv.kb.importer"]
-importer.run(importer._read_source(path="$REPO/data/demo_kb/wissensbasis"), source_name="demo")
+importer._run(importer._read_source(path="$REPO/data/demo_kb/wissensbasis"), source_name="demo")
 env["pv.kb.chunk"]._embed_pending()
 # e5-small's cosine scale: the planted near-duplicate of the demo KB has 0.961, the closest other pair 0.952
 params.set_param("pv_kb.health_duplicate_threshold", "0.955")
@@ -35,5 +35,6 @@ pids+=($!)
 ready=0
 for _ in $(seq 120); do curl -sf "http://127.0.0.1:$oport/web/login" >/dev/null && { ready=1; break; }; sleep 0.5; done
 ((ready)) || die "Odoo does not answer on port $oport, see $LOGDIR/shots-odoo.log"
-mkdir -p "$REPO/docs/screenshots"
-"$PY" "$REPO/scripts/screenshots.py" "http://127.0.0.1:$oport" $db "$STANDIN_URL" "$REPO/docs/screenshots"
+shots=${PV_KB_SHOTS_DIR:-$REPO/docs/screenshots}   # another folder leaves the documented screenshots as they are
+mkdir -p "$shots"
+"$PY" "$REPO/scripts/screenshots.py" "http://127.0.0.1:$oport" $db "$STANDIN_URL" "$shots"

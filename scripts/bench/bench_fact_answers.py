@@ -8,6 +8,7 @@ others) after one warm-up question; reported: how many were answered from the fa
 (median, p95, max), measured around ``pv.kb.agent._ask`` with the question log written.
 """
 import os
+import pathlib
 import statistics
 import time
 
@@ -18,7 +19,7 @@ env = env  # noqa: F821 - provided by `odoo-bin shell`
 folder = os.path.join(os.path.dirname(goldset_format.__file__), "..", "..", "data", "demo_kb")
 questions = []
 for name in ("goldset.yaml", "goldset_abstimmung.yaml", "goldset_praxis.yaml"):
-    questions += [q.question for q in goldset_format.load_goldset(os.path.join(folder, name))]
+    questions += [q.question for q in goldset_format.load_goldset(pathlib.Path(folder) / name)]
 with OllamaStandIn(embed_models={"multilingual-e5-small": "e5"}, request_overhead_ms=0) as server:
     overrides = {"ollama_url": server.url, "embedding_model": "multilingual-e5-small", "chat_model": "standin-chat",
                  "query_prefix": "query: ", "passage_prefix": "passage: "}
