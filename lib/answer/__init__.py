@@ -1,34 +1,27 @@
 """The answer engine: from retrieved entries to a grounded, checked answer. Pure Python, no Odoo.
 
-The agent (``models/pv_kb_agent.py``) calls the modules in this order:
+The agent's pipeline (``models/pv_kb_agent.py``) uses the modules in this order:
 
-1. ``gate`` — refuse before generation when the retrieval evidence is clearly empty;
-2. ``conflicts`` — Kernwerte conflicts between the retrieved entries (:func:`detect_conflicts`);
-3. ``prompt`` — the ``<wissensbasis>`` context and the chat messages (:func:`build_messages`), sized to
-   the model's window by ``freetext.context_budget``; in the structured mode ``structured`` gives the
-   system prompt and the JSON schema sent as Ollama's ``format``;
-4. (the model answers)
-   free text: ``freetext`` removes echoed instructions and tag fragments and attaches a citation to a
-   claim whose values stand in exactly one retrieved entry; structured: ``structured`` parses the JSON,
-   ``structured_checks`` checks each statement (ids, verbatim quote, values, Stand) and
-   ``structured_render`` writes the answer itself;
-5. ``validation`` — checks in code (:func:`validate_answer`) and the note for one regeneration
-   (:func:`strict_instruction`); ``outcome`` — the status rule: what the user sees when checks fail
-   (:func:`outcome.decide`: never a wrong figure as prose); it uses
-6. ``citations`` — ``[id]`` extraction and refusal detection, and removes ids that were not
-   retrieved from what is shown (:func:`strip_unknown_citations`);
-7. ``values`` — German amounts, percentages and counts, compared with the cited source;
-8. ``conflicts`` again — the visible ⚠ note when the answer dropped a side (:func:`add_conflict_note`);
+1. ``stages`` — the optional model steps around retrieval (query rewriting before it, reranking after it),
+   run without a database connection;
+2. ``gate`` — refuse before generation when the retrieval evidence is clearly empty;
+3. ``conflicts`` — the ⚠ sides between the retrieved entries (from the fact comparison, ``lib/facts``);
+4. ``fact_answer`` — a value question with a clear match in the fact table is answered in code, at once;
+5. ``prompt`` — the ``<wissensbasis>`` context and the chat messages, each block cut to the question by
+   ``focus`` and sized to the model's window;
+6. ``respond`` — hands the prepared question to its answer mode (``modes/``: ``text`` with ``freetext``,
+   ``structured`` with ``structured``, ``structured_checks`` and ``structured_render``, ``selection`` with
+   ``selection``; ``modes/common`` holds the model call they share and the registry the policy which chat
+   model answers in which mode), without touching the database;
+7. ``validation`` — checks in code and the note for one regeneration, using ``citations`` (``[id]``
+   extraction, refusal detection, ids not retrieved removed) and ``values`` (German amounts, percentages,
+   counts compared with the cited source); ``outcome`` — what the user sees when checks fail (never a
+   wrong figure as prose);
+8. ``conflicts`` again — the visible ⚠ note when the answer dropped a side; ``links`` — only links that occur
+   in the cited blocks stay;
 9. ``extractive`` — the Notbetrieb answer (quoted passages) when no model is available.
 
-``respond`` runs steps 4–9 for a question the agent prepared (steps 1–3, in a short transaction):
-:func:`respond.respond` hands it to its answer mode, which calls the model and checks its answer without
-touching the database, so the chat panel's stream holds no connection while the model generates. The modes
-are plug-ins in ``modes/`` (``text``, ``structured``, ``selection``; ``common`` holds the model call they
-share), registered in one registry that also holds the policy which chat model answers in which mode.
-
-``types`` holds the data passed between them (ContextBlock, Conflict, EntryFacts, Violation, Validation,
-PreparedQuestion, AgentAnswer, the warning codes, the refusal sentence). Follow-up rewriting runs before retrieval
-and lives in ``lib/search/followup.py``; Markdown blocks in ``lib/text/md_blocks.py``; word folding,
-stemming and stopwords in ``lib/text/german.py``.
+``types`` holds the data passed between them (ContextBlock, Conflict, Violation, Validation,
+PreparedQuestion, AgentAnswer, the warning codes, the refusal sentence). Follow-up rewriting runs before
+retrieval (``lib/search/followup.py``); Markdown blocks, folding and stemming live in ``lib/text``.
 """

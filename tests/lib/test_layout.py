@@ -135,3 +135,17 @@ def test_every_module_of_lib_opens_with_a_docstring():
     missing = [str(p.relative_to(REPO)) for p in _python_files("lib")
                if not ast.get_docstring(ast.parse(p.read_text(encoding="utf-8")))]
     assert not missing, missing
+
+
+def test_each_wing_names_all_its_modules_in_its_docstring():
+    """A wing's package docstring is its table of contents: every module (and sub-package) is named in it."""
+    unnamed = []
+    for wing in FLOORS:
+        folder = REPO / "lib" / wing
+        for package in [folder, *[p for p in folder.iterdir() if (p / "__init__.py").is_file()]]:
+            doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text(encoding="utf-8"))) or ""
+            names = [p.stem for p in package.glob("*.py") if p.stem != "__init__"]
+            names += [p.name for p in package.iterdir() if (p / "__init__.py").is_file()]
+            unnamed += [f"{package.relative_to(REPO)}: {n}" for n in names if f"``{n}``" not in doc
+                        and f"``{n}/``" not in doc]
+    assert not unnamed, unnamed

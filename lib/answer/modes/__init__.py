@@ -7,7 +7,8 @@ which calls the model, checks its reply and renders the answer the user sees (an
 
 The modes, in the order every list shows them: ``text`` (free Markdown, checked afterwards), ``structured``
 (JSON statements, each checked, the answer written in code), ``selection`` (the model names numbered
-passages, the code quotes them). Which mode a chat model answers in is :func:`mode_for` (the settings
+passages, the code quotes them); ``common`` holds what they share (the model call, the stopped and the
+Notbetrieb answer). Which mode a chat model answers in is :func:`mode_for` (the settings
 ``answer_mode`` and ``answer_modes``).
 
 Who reads the registry: the Selection fields (settings, question log, evaluation runs), the bake-off wizard,
