@@ -164,7 +164,11 @@ def find(question: Question, facts: list[Fact], allowed: Iterable[str] | None = 
         if len(keys) > 1:
             return None
     group = [f for g in groups for f in g]
-    pairs = compare(group, common=common)
+    # the ⚠ sides come from every retrieved entry's facts, not only those whose label fits the question: the
+    # other side of a contradiction may name the same value in other words ("Ersatzquote Blockzeit")
+    chosen_ids = {id(f) for f in group}
+    others = [f for f in pool if id(f) not in chosen_ids and not f.is_reference and f.value.has_value]
+    pairs = compare(group + others, common=common)
     year = question.year
     if year is not None:
         chosen = [f for f in group if f.period.covers(year)]

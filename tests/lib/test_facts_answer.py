@@ -63,6 +63,21 @@ def test_conflict_shows_both_values(facts):
     assert [c.entry_ids for c in result.conflicts] == [["lb-atz-02", "wiku-atz-01"]]
 
 
+def test_the_other_side_of_a_conflict_is_shown_when_only_one_label_fits_the_question(facts):
+    # "AMS" stands in lb-atz-02's text but not in wiku-atz-01's: only lb-atz-02's facts answer the question,
+    # yet wiku-atz-01 was retrieved and contradicts the 2026 rate, so both values must be shown
+    result = answer("Wie hoch ist die Ersatzquote des AMS bei der Blockzeit in der Altersteilzeit?", facts,
+                    ["lb-atz-02", "wiku-atz-01", "lb-atz-01"])
+    assert result is not None and "[lb-atz-02]" in result.text
+    warning = next(p for p in result.text.split("\n\n") if p.startswith("⚠"))
+    assert "27,5 %" in warning and "28,5 %" in warning
+    assert {"lb-atz-02", "wiku-atz-01"} <= set(result.cited)
+    # without the contradicting entry among the retrieved ones there is nothing to warn about
+    alone = answer("Wie hoch ist die Ersatzquote des AMS bei der Blockzeit in der Altersteilzeit?", facts,
+                   ["lb-atz-02", "lb-atz-01"])
+    assert "⚠" not in alone.text and "wiku-atz-01" not in alone.cited
+
+
 def test_missing_year_names_the_latest(facts):
     result = answer("GFB Grenze 2027?", facts)
     assert result.text.startswith("Für 2027 enthält die Wissensbasis noch keinen Wert; zuletzt 2025:")
