@@ -30,7 +30,31 @@ wie hoch viel viele wieviel wieviele welche welcher welches beträgt betragen gi
 derzeit momentan heuer genau bitte nennen nenn sag sagen gibt geben steht bekomme bekommt zahlt zahlen
 man ich wir den dem der die das des ein eine einen einem für fürs pro je im in ab bis seit nach von vom
 zum zur bei beim mit und oder ist sind war wird werden liegt lag höhe betrag wert werte amtlich amtliche
-gesetzlich offiziell welchem welchen zu noch""".split())
+gesetzlich offiziell welchem welchen zu noch dauert dauern brauch brauche benötige""".split())
+# question words that name a concept word in other words
+_SAME_AS = {"start": "beginn", "startet": "beginn", "anfang": "beginn"}
+# what the question asks for, by its wording: the unit kinds of a fact that answer it (used to choose between
+# concepts of one entry that all fit the words, e.g. "Beitragssatz" 1,53 % and "Beitragspflicht" ab dem 2. Monat)
+_AMOUNT_UNITS = frozenset({"€", "%", "Prozentpunkte"})
+_DURATION_UNITS = frozenset({"Tage", "Werktage", "Arbeitstage", "Wochen", "Monate", "Jahre", "Dienstjahre", "Stunden",
+                             "Überstunden", "Monatsentgelte"})
+_ASKS = (
+    (re.compile(r"\b(?:prozent\w*|%|\w*satz|\w*sätze|quote)", re.I), frozenset({"%", "Prozentpunkte"})),
+    (re.compile(r"\bwie\s+lange?\b|\bdauer\w*|\bwie\s+viele\s+(?:\w+\s+)?(?:tage|werktage|arbeitstage|wochen|monate|"
+                r"jahre|stunden)\b", re.I), _DURATION_UNITS),
+    (re.compile(r"\b(?:bis|ab|seit)\s+wann\b|\bwann\b|\bf[äa]llig\w*|\btermin\w*|\bstichtag", re.I),
+     frozenset({"Termin", "Datum"})),
+    (re.compile(r"\bwie\s+(?:hoch|viel)\b(?!\s+(?:tage|wochen|monate|jahre|stunden))|\bbetrag\w*|\beuro\b|€|"
+                r"\bh[öo]he\b", re.I), _AMOUNT_UNITS),
+)
+# two questions in one ("wie viele Stunden und welcher Höchstbetrag?"): left to the normal answer
+_INTERROGATIVE = re.compile(r"\b(?:wie\s+(?:hoch|viel|viele|lange?)|wieviele?|welche[rsmn]?|bis\s+wann|ab\s+wann|"
+                            r"bis\s+zu\s+welche[rmn]?)\b", re.I)
+# a hyphenated compound written apart ("Sonder-Zahlungen", "Höchst-Beitragsgrundlage") is one word; an
+# abbreviation before the hyphen stays a word of its own ("BV-Beitrag", "SEG-Zulagen")
+_HYPHEN_COMPOUND = re.compile(r"\b([A-Za-zÄÖÜäöüß][a-zäöüß]{2,})-([A-ZÄÖÜ][a-zäöüß]{3,})\b")
+# words of a question that name the wanted unit, not the concept
+_UNIT_WORDS = frozenset({"prozent", "prozentsatz", "euro", "eur"})
 _BOUND_WORDS = {"ab": "ab", "nach": "ab", "über": "ab", "ueber": "ab", "mindestens": "ab", "bis": "bis",
                 "unter": "bis", "höchstens": "bis", "hoechstens": "bis"}
 
@@ -44,6 +68,7 @@ class Question:
     period: Period | None = None
     basis: str = ""
     bounds: frozenset = frozenset()
+    asks: frozenset = frozenset()
 
     @property
     def year(self) -> int | None:
@@ -80,6 +105,10 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     """The question's concept words with their alternatives, or None when it is no value question."""
     if not text or _NOT_VALUE.search(text):
         return None
+    if len(_INTERROGATIVE.findall(text)) > 1 and re.search(r"\b(?:und|sowie)\b", text):
+        return None
+    while _HYPHEN_COMPOUND.search(text):
+        text = _HYPHEN_COMPOUND.sub(lambda m: m.group(1) + m.group(2).lower(), text)
     raw_words = word_tokens(text)
     short = len(raw_words) <= MAX_WORDS_SHORT
     if not short and not is_value_question(text):
@@ -96,9 +125,14 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
             continue
         folded = fold_plain(raw)
         stem = light_stem(folded)
-        if folded in QUESTION_STOPWORDS or folded in ANSWER_STOPWORDS or stem in _ASK_WORDS or stem in GENERIC:
+        if folded in QUESTION_STOPWORDS or folded in ANSWER_STOPWORDS or stem in _ASK_WORDS or stem in GENERIC \
+                or folded in _UNIT_WORDS:
+            continue
+        if folded in _SAME_AS and light_stem(_SAME_AS[folded]) in GENERIC:
             continue
         alternatives = {stem}
+        if folded in _SAME_AS:
+            alternatives.add(_SAME_AS[folded])
         for key in (folded, stem):
             for expansion in table.get(key, ()):
                 alternatives.update(stems(expansion))
@@ -107,14 +141,39 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     words = [w for w in words if not (basis and w & {"monatlich", "taeglich", "jaehrlich", "woechentlich"})]
     if not words:
         return None
-    return Question(text, words, find_period(text, "cell"), basis, _bounds(plain))
+    return Question(text, words, find_period(text, "cell"), basis, _bounds(plain), _asked_units(text))
+
+
+def _asked_units(text: str) -> frozenset:
+    """The units a value answering the question may have, by the first kind of ask the question names
+    ("wie viel Prozent" → %, "wie lange" → durations, "bis wann" → dates), or empty (any)."""
+    for pattern, units in _ASKS:
+        if pattern.search(text):
+            return units
+    return frozenset()
 
 
 def _fact_pool(fact: Fact) -> set[str]:
-    pool = set(fact.key | fact.context | fact.subject)
+    pool = set(fact.key | fact.context | fact.subject) | _value_words(fact.text)
     for law in fact.legal:
         pool.update(law.split())
     return pool
+
+
+def _value_words(text: str) -> frozenset:
+    """The words of a value as written ("3 % der Bruttolohnsumme" → bruttolohnsumm): they tell what it is of."""
+    return frozenset(stems(text or ""))
+
+
+def _rate_word_named(key_word: str, question: Question, fact: Fact) -> bool:
+    """A rate compound of the concept ("steuersatz") is named by a question asking for a percentage with a word
+    that ends in the rest of the compound and is the entry's own subject ("Wie viel Prozent Kommunalsteuer …" for
+    the entry "Kommunalsteuer"; not "DB-Satz" for the "Beitragssatz" of another entry)."""
+    if "%" not in question.asks or not key_word.endswith("satz") or len(key_word) < 8:
+        return False
+    base = light_stem(key_word[:-4])
+    return any(w.endswith(base) and w in fact.subject for alternatives in question.words for w in alternatives
+               if len(w) >= 4)
 
 
 def _eligible(question: Question, fact: Fact) -> bool:
@@ -124,7 +183,8 @@ def _eligible(question: Question, fact: Fact) -> bool:
         return False
     if fact.variant and not _bounds(fact.label) <= question.bounds:
         return False
-    if not all(any(word_in(k, alternatives) for alternatives in question.words) for k in fact.key):
+    if not all(any(word_in(k, alternatives) for alternatives in question.words) or _rate_word_named(k, question, fact)
+               for k in fact.key):
         return False
     pool = _fact_pool(fact)
     return all(any(word_in(a, pool) for a in alternatives) for alternatives in question.words)
@@ -159,6 +219,11 @@ def find(question: Question, facts: list[Fact], allowed: Iterable[str] | None = 
         return None
     common = topic_common_words(facts)
     groups = _groups(candidates, common)
+    if len(groups) > 1 and question.asks:
+        # several concepts fit the words: the one whose values are of the asked kind (rate, duration, date)
+        fitting = [g for g in groups if all(f.value.unit in question.asks for f in g)]
+        if fitting:
+            groups = fitting
     if len(groups) > 1:
         keys = {(g[0].key, g[0].basis, g[0].variant) for g in groups}
         if len(keys) > 1:

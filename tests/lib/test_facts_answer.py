@@ -99,3 +99,31 @@ def test_only_allowed_entries_are_cited(facts):
 ])
 def test_questions_left_to_the_normal_answer(facts, question):
     assert answer(question, facts) is None
+
+
+def test_the_kind_of_value_asked_chooses_between_concepts_of_one_entry(facts):
+    # "Beitragssatz" (1,53 %) and "Beitragspflicht" (ab dem 2. Monat) both fit "BV-Beitrag": "wie hoch" asks a rate
+    result = answer("Wie hoch ist der BV-Beitrag nach BMSVG?", facts)
+    assert result is not None and "1,53 %" in result.text and "[lb-abf-01]" in result.text
+    assert "2. Monat" not in result.text
+    # without an ask of a kind both concepts stay and the normal answer runs
+    assert answer("BV-Beitrag BMSVG", facts) is None
+
+
+def test_percent_asked_names_the_rate_of_the_entrys_own_subject(facts):
+    result = answer("Kommunalsteuer wieviel Prozent?", facts)
+    assert result is not None and "3 %" in result.text and "[lb-lnk-02]" in result.text
+    # the rate compound of another entry is not named by a compound that merely ends alike
+    db = answer("DB Satz 2025?", facts)
+    assert "3,7 %" in db.text and "1,53" not in db.text and "lb-abf-01" not in db.cited
+
+
+def test_hyphenated_compounds_are_one_word(facts):
+    result = answer("Wie hoch ist die Höchst-Beitragsgrundlage für Sonder-Zahlungen 2025?", facts)
+    assert result is not None and "€ 12.900" in result.text and "12.120" not in result.text
+    assert answer("Wie hoch ist die Höchstbeitragsgrundlage für Sonderzahlungen 2025?", facts).text == result.text
+
+
+def test_two_questions_in_one_are_left_to_the_normal_answer(facts):
+    assert answer("Steuerfreie Überstundenzuschläge 2025: wie viele Stunden und welcher Höchstbetrag?", facts) is None
+    assert answer("Steuerfreie Überstundenzuschläge 2025: welcher Höchstbetrag?", facts) is not None
