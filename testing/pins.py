@@ -36,7 +36,9 @@ PINS = pathlib.Path(__file__).resolve().parent / "data" / "demo_pins.json"
 def demo_entries(root: pathlib.Path = DEMO_KB) -> list[kb_format.ParsedEntry]:
     """The demo KB's entries as the importer parses them (a batch that must be valid)."""
     files = zip_guard.kb_root_files(zip_guard.read_folder(str(root)))
-    batch = kb_batch.load_batch(files, known_ids=set())
+    # read as the command line reads a folder: no total render budget (that guards browser uploads, and a
+    # loaded machine must not turn the pinned data into "render_costly")
+    batch = kb_batch.load_batch(files, known_ids=set(), render_seconds=None)
     if not batch.ok:
         raise ValueError(f"the demo KB does not parse: {batch.errors}")
     return sorted(batch.entries, key=lambda e: e.id)
