@@ -29,6 +29,8 @@
 #                                            were served
 #   scripts/bench/run.sh fact-answers [DB]   end-to-end latency of answers from the facts (agent, stand-in e5; default: a
 #                                            fresh database with the demo base, rolled back)
+#   scripts/bench/run.sh fact-first URL [DB]   facts before the first token of a real chat model (default DB:
+#                                       pv_kb_bakeoff of scripts/bakeoff_demo.sh)
 #   scripts/bench/run.sh facts               fact extraction, comparison and lookup speed (pure Python; demo and 601 synthetic)
 #   scripts/bench/run.sh hostile             hostile batches (ZIPs under 1 MB: pathological Markdown, many entries, alias
 #                                            bombs) checked and applied on a fresh database with the demo base, rolled
@@ -128,6 +130,9 @@ case $what in
         db=${1:-pv_kb_bench_pii}
         [[ -n ${1:-} ]] || fresh_db $db
         shell $db "$REPO/scripts/bench/bench_pii_odoo.py" ;;
+    fact-first)
+        # a real chat model behind an Ollama API (scripts/local_model.sh); the database of scripts/bakeoff_demo.sh
+        BENCH_URL=${1:?URL of the Ollama API} shell "${2:-pv_kb_bakeoff}" "$REPO/scripts/bench/bench_fact_first.py" ;;
     load)
         users=${1:-20}; db=pv_kb_bench_load
         if [[ -z $(psql_super -d postgres -c "SELECT 1 FROM pg_database WHERE datname='$db'") ]] || [[ -z $(psql_super \
