@@ -106,6 +106,54 @@ def _bound_before(text: str, start: int) -> str:
     return ""
 
 
+def _scrub(text: str) -> str:
+    """The text with dates and paragraph numbers blanked out (same length): they are no amounts."""
+    scrubbed = _DATE_RE.sub(lambda m: " " * len(m.group(0)), text)
+    return re.sub(r"(?:§§?|Abs\.|Z\.|Art\.|lit\.)\s*\d+[a-z]?", lambda m: " " * len(m.group(0)), scrubbed)
+
+
+def _values(scrubbed: str, default_unit: str = ""):
+    """(match, unit, amount) of every value in a scrubbed text, in order; years alone are no values."""
+    for match in _VALUE_RE.finditer(scrubbed):
+        if match.group("frac"):
+            a, b = match.group("frac").split("/")
+            yield match, "Bruch", Decimal(a) / Decimal(b)
+            continue
+        raw = match.group("n1") or match.group("n2")
+        if _YEAR_ONLY_RE.match(raw) and not match.group("pre") and not match.group("post"):
+            continue
+        value = to_decimal(raw)
+        if value is None:
+            continue
+        scale = (match.group("s1") or match.group("s2") or "").lower()
+        if scale:
+            value *= Decimal(10) ** (9 if scale.startswith(("mrd", "milliard")) else 6)
+        post = (match.group("post") or "").lower()
+        if match.group("pre") or post in ("€", "eur", "euro"):
+            unit = "€"
+        elif post in ("%", "prozent"):
+            unit = "%"
+        else:
+            unit = unit_of_word(match.group("word") or "")
+            if not unit and re.match(r"\.\s", scrubbed[match.end("n2"):match.end("n2") + 2]):
+                unit = "Termin"   # an ordinal: "15. des Folgemonats", "ab dem 2. Monat"
+            if not unit:
+                unit = default_unit or "Anzahl"
+        yield match, unit, value
+
+
+def value_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, unit) of every value of a text (a sentence), in order: "€ 551,10", "27,5 %", "8 Wochen";
+    years, dates and paragraph numbers are none. A bare number's unit is "Anzahl", an ordinal's "Termin"."""
+    out = []
+    for match, unit, _ in _values(_scrub(text or "")):
+        end = match.end()
+        if unit in ("Anzahl", "Termin") and match.group("word"):
+            end = match.end("n2")     # the word after a bare number is not part of the value
+        out.append((match.start(), end, unit))
+    return out
+
+
 @lru_cache(maxsize=20_000)
 def parse_amount(text: str, default_unit: str = "") -> Amount:
     """The value of a cell or bullet. A bare number takes ``default_unit`` (the column header's unit), else
@@ -117,38 +165,13 @@ def parse_amount(text: str, default_unit: str = "") -> Amount:
     numbers: list[tuple[str, Decimal]] = []
     first: tuple[Decimal, str, int, int] | None = None
     second: Decimal | None = None
-    scrubbed = _DATE_RE.sub(lambda m: " " * len(m.group(0)), text)
-    scrubbed = re.sub(r"(?:§§?|Abs\.|Z\.|Art\.|lit\.)\s*\d+[a-z]?", lambda m: " " * len(m.group(0)), scrubbed)
-    for match in _VALUE_RE.finditer(scrubbed):
-        if match.group("frac"):
-            a, b = match.group("frac").split("/")
-            value, unit = Decimal(a) / Decimal(b), "Bruch"
-        else:
-            raw = match.group("n1") or match.group("n2")
-            if _YEAR_ONLY_RE.match(raw) and not match.group("pre") and not match.group("post"):
-                continue
-            value = to_decimal(raw)
-            if value is None:
-                continue
-            scale = (match.group("s1") or match.group("s2") or "").lower()
-            if scale:
-                value *= Decimal(10) ** (9 if scale.startswith(("mrd", "milliard")) else 6)
-            post = (match.group("post") or "").lower()
-            if match.group("pre") or post in ("€", "eur", "euro"):
-                unit = "€"
-            elif post in ("%", "prozent"):
-                unit = "%"
-            else:
-                unit = unit_of_word(match.group("word") or "")
-                if not unit and re.match(r"\.\s", scrubbed[match.end("n2"):match.end("n2") + 2]):
-                    unit = "Termin"   # an ordinal: "15. des Folgemonats", "ab dem 2. Monat"
-                if not unit:
-                    unit = default_unit or "Anzahl"
+    scrubbed = _scrub(text)
+    for match, unit, value in _values(scrubbed, default_unit):
         numbers.append((unit, value))
         if first is None:
             first = (value, unit, match.start(), match.end())
         elif second is None and unit == first[1] and re.match(r"\s*(?:bis|–|-)\s*(?:€\s?)?$",
-                                                                 scrubbed[first[3]:match.start()] + " "[:0]):
+                                                                 scrubbed[first[3]:match.start()]):
             second = value
     if first is None:
         if _DATE_RE.search(text):

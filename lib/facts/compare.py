@@ -11,13 +11,21 @@ Conflict: the same fact in two entries for an overlapping period with different 
 period of its own is read for the year of its entry's Stand. Not compared: references ("siehe [id]"), text
 without numbers, two facts of one entry (a value and its successor).
 
+Near matches by embedding (optional, ``embed``): labels the word rules do not match ("Begünstigte Überstunden pro
+Monat" / "Überstunden/Monat", synonyms the synonym table lacks) count as one concept when their concept texts'
+embeddings are close (cosine ≥ ``embed_threshold``), but only for two facts of one topic whose subjects agree,
+with the same unit, basis and variant and an overlapping period, neither of which the word rules match with a
+fact of the other entry, and each the other's closest among such facts of its entry (a concept has at most one
+counterpart in another entry). Without an embedder, or for a text it has no vector for, the word rules alone.
+
 Outdated: an entry whose value for a concept is older than another entry's different value for a later
 period, and which names no later period itself (wiku-gfb-01 gives 2022 where lb-gfb-01 gives 2025; an entry
 that gives the Kilometergeld without a year, as of 2023, where a newer one gives "ab 2025").
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from .concepts import word_in as _word_in
@@ -25,6 +33,10 @@ from .extract import Fact
 
 NEAR_THRESHOLD = 0.75   # trigram Dice of two label words counted as one word (chosen on the tuning part, docs/facts.md)
 MAX_BUCKET = 200
+EMBED_THRESHOLD = 0.95  # cosine of two concept texts counted as one concept (multilingual-e5-small; docs/facts.md)
+
+# texts -> one vector per text (None where there is none): the embedding model, injected by the caller
+Embedder = Callable[[list[str]], Sequence[Sequence[float] | None]]
 
 
 @dataclass(frozen=True)
@@ -117,19 +129,23 @@ def _covers_implicit(implicit_fact: Fact, other: Fact) -> bool:
     return year is not None and other.period.covers(year)
 
 
+def periods_meet(a: Fact, b: Fact) -> bool:
+    """The two facts speak of a common year (a value without a year: the year of its Stand)."""
+    pa, pb = a.period, b.period
+    if pa.explicit and pb.explicit:
+        return pa.overlaps(pb)
+    if not pa.explicit and not pb.explicit:
+        return pa.start == pb.start
+    return _covers_implicit(a, b) if not pa.explicit else _covers_implicit(b, a)
+
+
 def relation(a: Fact, b: Fact) -> str:
     """"conflict", "outdated" (a is the older side), "outdated_rev" (b is), or "" for two facts of one concept."""
     if a.is_reference or b.is_reference or not values_differ(a, b):
         return ""
-    pa, pb = a.period, b.period
-    if pa.explicit and pb.explicit:
-        if pa.overlaps(pb):
-            return "conflict"
-    elif not pa.explicit and not pb.explicit:
-        if pa.start == pb.start:
-            return "conflict"
-    elif not pa.explicit and _covers_implicit(a, b) or not pb.explicit and _covers_implicit(b, a):
+    if periods_meet(a, b):
         return "conflict"
+    pa, pb = a.period, b.period
     if pa.newest < pb.newest and (a.stand or "") <= (b.stand or ""):
         return "outdated"
     if pb.newest < pa.newest and (b.stand or "") <= (a.stand or ""):
@@ -151,9 +167,11 @@ def _buckets(facts: list[Fact]):
             yield bucket
 
 
-def compare(facts: list[Fact], threshold: float = NEAR_THRESHOLD, common: dict | None = None) -> list[Pair]:
+def compare(facts: list[Fact], threshold: float = NEAR_THRESHOLD, common: dict | None = None,
+            embed: Embedder | None = None, embed_threshold: float = EMBED_THRESHOLD) -> list[Pair]:
     """Every conflicting or outdated pair of facts (each pair once, in the order of the facts). ``common``: the
-    topics' shared words of the whole base (:func:`topic_common_words`) when ``facts`` are a part of it."""
+    topics' shared words of the whole base (:func:`topic_common_words`) when ``facts`` are a part of it;
+    ``embed``: the embedding model for near matches the word rules miss (conflicts only)."""
     common = common if common is not None else topic_common_words(facts)
     seen: set[tuple[int, int]] = set()
     candidates: list[tuple[int, int]] = []
@@ -181,7 +199,76 @@ def compare(facts: list[Fact], threshold: float = NEAR_THRESHOLD, common: dict |
             continue
         older, newer = (facts[i], facts[j]) if kind == "outdated" else (facts[j], facts[i])
         pairs.append(Pair("outdated", older, newer))
+    if embed is not None:
+        pairs += [Pair("conflict", facts[i], facts[j])
+                  for i, j in embedded_matches(facts, candidates, common, embed, embed_threshold)
+                  if relation(facts[i], facts[j]) == "conflict"]
     return _drop_settled(pairs, candidates, facts)
+
+
+def embedding_candidates(facts: list[Fact], word_pairs: Iterable[tuple[int, int]], common: dict) -> list[tuple[int, int]]:
+    """Pairs (i, j) of facts of two entries of one topic with agreeing subjects, the same unit, basis and
+    variant and a common year, neither of which the word rules pair with any fact of the other entry."""
+    partnered = set()
+    for i, j in word_pairs:
+        partnered.update({(i, facts[j].entry_id), (j, facts[i].entry_id)})
+    groups: dict[tuple, list[int]] = {}
+    for index, fact in enumerate(facts):
+        if fact.is_reference or not fact.value.numbers or not fact.key or not fact.topic:
+            continue
+        groups.setdefault((fact.topic, fact.value.unit, fact.basis, fact.variant), []).append(index)
+    out = []
+    for members in groups.values():
+        for pos, i in enumerate(members):
+            a = facts[i]
+            for j in members[pos + 1:]:
+                b = facts[j]
+                if (a.entry_id == b.entry_id or (i, b.entry_id) in partnered or (j, a.entry_id) in partnered
+                        or not periods_meet(a, b) or not _subjects_agree(a, b, common)):
+                    continue
+                out.append((i, j))
+    return out
+
+
+def _unit_vector(vector) -> list[float] | None:
+    if vector is None:
+        return None
+    norm = math.sqrt(sum(x * x for x in vector))
+    return [x / norm for x in vector] if norm else None
+
+
+def concept_text(fact: Fact) -> str:
+    """What is embedded of a fact: its concept as shown ("Kilometergeld – Pkw")."""
+    return fact.concept
+
+
+def embedded_matches(facts: list[Fact], word_pairs, common: dict, embed: Embedder,
+                     threshold: float = EMBED_THRESHOLD) -> list[tuple[int, int]]:
+    """The pairs of :func:`embedding_candidates` whose concept texts are close (cosine ≥ ``threshold``) and each
+    the other's closest among the candidates of its entry."""
+    candidates = embedding_candidates(facts, word_pairs, common)
+    scored = similarities(facts, candidates, embed)
+    best: dict[tuple[int, str], float] = {}
+    for (i, j), score in scored.items():
+        for own, other in ((i, facts[j].entry_id), (j, facts[i].entry_id)):
+            best[(own, other)] = max(best.get((own, other), -1.0), score)
+    return sorted((i, j) for (i, j), score in scored.items() if score >= threshold
+                  and score >= best[(i, facts[j].entry_id)] and score >= best[(j, facts[i].entry_id)])
+
+
+def similarities(facts: list[Fact], pairs: list[tuple[int, int]], embed: Embedder) -> dict[tuple[int, int], float]:
+    """Cosine of the concept texts of each pair (pairs whose texts have no vector are left out); each text is
+    embedded once."""
+    texts = sorted({concept_text(facts[k]) for pair in pairs for k in pair})
+    if not texts:
+        return {}
+    vectors = dict(zip(texts, (_unit_vector(v) for v in embed(texts))))
+    out = {}
+    for i, j in pairs:
+        va, vb = vectors.get(concept_text(facts[i])), vectors.get(concept_text(facts[j]))
+        if va is not None and vb is not None:
+            out[(i, j)] = sum(x * y for x, y in zip(va, vb))
+    return out
 
 
 def _drop_settled(pairs: list[Pair], candidates, facts) -> list[Pair]:

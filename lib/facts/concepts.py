@@ -51,7 +51,8 @@ _PER_UNIT_RE = re.compile(r"(?:\bpro\b|\bje\b|/)\s*(?:km|kilometer|m²|m2|stunde
 
 def strip_basis(text: str) -> str:
     """The label without its basis ("monatlich", "pro Jahr") and per-unit words ("je km")."""
-    return " ".join(_PER_UNIT_RE.sub(" ", _BASIS_RE.sub(" ", text or "")).split())
+    rest = " ".join(_PER_UNIT_RE.sub(" ", _BASIS_RE.sub(" ", text or "")).split())
+    return re.sub(r"\s*\(\s*\)", "", rest).strip()
 
 
 def variant_of(text: str) -> str:

@@ -18,8 +18,11 @@ from ..text import md_blocks
 from .amounts import Amount, header_unit, parse_amount
 from .concepts import basis_of, concept_key, strip_basis, subject_words, variant_of, word_in
 from .periods import Period, find_period, implicit, is_period_only, strip_periods
+from .sentences import paragraphs, read_paragraph
 
 VALUE_SECTIONS = ("kernwerte", "zusammenfassung")
+_KEEP_REPEATS = False
+SENTENCE_SECTIONS = ("kernwerte", "zusammenfassung")   # sections whose value sentences are read (docs/facts.md)
 _QUALIFIER_HEADERS = re.compile(r"^\s*(?:stand|zeitraum|jahr|gültig(?:\s+ab)?|gilt\s+ab|geltung\s+ab|periode)\s*$",
                                 re.I)
 _GENERIC_HEADER = re.compile(r"^\s*(?:wert|werte|regel|betrag|betrag\s*/\s*regel|höhe|angabe|inhalt|element|"
@@ -249,6 +252,9 @@ def extract_facts(source: Source, abbrev: Mapping[str, tuple[str, ...]] | None =
         numbered = list(enumerate(section.text.split("\n"), start=start + 2))
         if section.key == "kernwerte":
             facts.extend(_section_facts(source, section.key, section.heading, numbered, base))
+        if section.key in SENTENCE_SECTIONS:
+            facts.extend(_sentence_facts(source, section.key, section.heading, numbered, base))
+    facts = facts if _KEEP_REPEATS else _without_repeated_sentences(facts)
     for fact in facts:
         fact.concept = display_concept(fact.concept, fact.key, source.title, abbrev)
     return facts
@@ -294,6 +300,37 @@ def _section_facts(source: Source, key: str, heading: str, numbered: list[tuple[
         if fact is not None:
             facts.append(fact)
     return facts
+
+
+def _sentence_facts(source: Source, key: str, heading: str, numbered: list[tuple[int, str]], base: dict) -> list[Fact]:
+    facts = []
+    for caption, text, numbers, lines in paragraphs(numbered, heading):
+        caption_period = find_period(caption, "caption")
+        for found in read_paragraph(text, numbers, lines):
+            label = found.subject
+            amount = parse_amount(found.value_text)
+            words = re.sub(r"[\d€%.,]+", " ", strip_periods(found.value_text))
+            period = found.period or caption_period or base["title_period"] or base["implicit"]
+            facts.append(Fact(
+                source.entry_id, source.stand, source.topic, strip_basis(strip_periods(label)) or label, label, "",
+                caption, base["key"](label), base["key"](f"{caption} {words}"), base["subject"], period,
+                basis_of(found.basis_text, found.value_text), variant_of(label), amount, "sentence", key,
+                found.line, -1, -1, -1, found.passage, base["legal"]))
+    return facts
+
+
+def _without_repeated_sentences(facts: list[Fact]) -> list[Fact]:
+    """A sentence that repeats a value of the entry's tables or bullets (same numbers, overlapping period) adds
+    nothing: the table cell is the better place to cite."""
+    cells = [f for f in facts if f.origin != "sentence"]
+    out = []
+    for fact in facts:
+        if fact.origin == "sentence" and any(
+                fact.value.numbers <= c.value.numbers and (c.period.overlaps(fact.period) or not c.period.explicit
+                                                           or not fact.period.explicit) for c in cells):
+            continue
+        out.append(fact)
+    return out
 
 
 def extract_all(sources: Iterable[Source], abbrev: Mapping[str, tuple[str, ...]] | None = None) -> list[Fact]:

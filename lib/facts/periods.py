@@ -71,17 +71,17 @@ class Period:
         return Period(self.start, self.end, self.text, source)
 
 
-@lru_cache(maxsize=20_000)
-def find_period(text: str, source: str = "cell") -> Period | None:
-    """The first period the text names, or None. "Stand 2024-01" notes are no period."""
-    text = _STAND_NOTE_RE.sub(" ", text or "")
+def _candidates(text: str) -> list[tuple[int, int, str, re.Match]]:
+    """(start, -length, kind, match) of every period expression of a text ("Stand" notes blanked out)."""
+    text = _STAND_NOTE_RE.sub(lambda m: " " * len(m.group(0)), text or "")
     found = []
     for kind, regex in (("range", _RANGE_RE), ("until", _UNTIL_RE), ("from", _FROM_RE), ("point", _POINT_RE)):
         for match in regex.finditer(text):
             found.append((match.start(), -len(match.group(0)), kind, match))
-    if not found:
-        return None
-    _, _, kind, match = min(found, key=lambda item: (item[0], item[1]))
+    return sorted(found, key=lambda item: (item[0], item[1]))
+
+
+def _period(kind: str, match: re.Match, source: str) -> Period:
     if kind == "range":
         start, end = sorted((int(match.group("a")), int(match.group("b"))))
     elif kind == "until":
@@ -91,6 +91,26 @@ def find_period(text: str, source: str = "cell") -> Period | None:
     else:
         start = end = int(match.group("y"))
     return Period(start, end, " ".join(match.group(0).split()), source)
+
+
+@lru_cache(maxsize=20_000)
+def find_period(text: str, source: str = "cell") -> Period | None:
+    """The first period the text names, or None. "Stand 2024-01" notes are no period."""
+    found = _candidates(text)
+    if not found:
+        return None
+    _, _, kind, match = found[0]
+    return _period(kind, match, source)
+
+
+def period_spans(text: str, source: str = "cell") -> list[tuple[int, int, Period]]:
+    """(start, end, period) of every period a text names, in order, none overlapping another."""
+    out: list[tuple[int, int, Period]] = []
+    for start, _, kind, match in _candidates(text):
+        if out and start < out[-1][1]:
+            continue
+        out.append((start, match.end(), _period(kind, match, source)))
+    return out
 
 
 @lru_cache(maxsize=20_000)
