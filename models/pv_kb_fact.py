@@ -1,15 +1,24 @@
-"""The fact table: every value of the Kernwerte (table cells, "Key: value" bullets) of the active entries, with
-concept, period, basis, variant, parsed amount and the exact place in the entry. Rebuilt by the import (and on
-demand by managers); nobody writes it by hand. The parsing and the comparison are ``lib/facts``.
+"""The fact table: every value of the Kernwerte (table cells, "Key: value" bullets, value sentences) of the active
+entries, with concept, period, basis, variant, parsed amount and the exact place in the entry. Rebuilt by the
+import (and on demand by managers); nobody writes it by hand. The parsing and the comparison are ``lib/facts``;
+the comparison's near matches by embedding get their vectors here (:meth:`PvKbFact._concept_embedder`).
 """
+import logging
 import threading
 import time
+
+import numpy as np
 
 from odoo import api, fields, models
 
 from ..lib.answer.fact_answer import compose, conflicts_among
 from ..lib.facts import lookup
 from ..lib.facts.compare import compare, topic_common_words
+from ..lib.llm import client as ollama, errors as ollama_errors
+
+_logger = logging.getLogger(__name__)
+
+CONCEPT_EMBED_SECONDS = 20.0    # time for embedding new concept texts in one health run
 from ..lib.facts.concepts import abbreviations
 from ..lib.facts.extract import Fact, Source, extract_all
 
@@ -19,7 +28,7 @@ _CACHE: dict[str, tuple[tuple, list]] = {}
 _CACHE_LOCK = threading.Lock()
 
 PERIOD_SOURCES = [("cell", "Cell"), ("row", "Row"), ("column", "Column"), ("caption", "Table caption"),
-                  ("title", "Entry title"), ("stand", "Stand of the entry")]
+                  ("title", "Entry title"), ("stand", "Stand of the entry"), ("sentence", "Sentence")]
 BASES = [("monatlich", "monthly"), ("täglich", "daily"), ("jährlich", "yearly"), ("wöchentlich", "weekly")]
 ORIGINS = [("table", "Table cell"), ("bullet", "Bullet"), ("sentence", "Sentence")]
 
@@ -82,10 +91,73 @@ class PvKbFact(models.Model):
         return extract_all(sources, self._abbreviations()), {e.kb_id: e for e in records}
 
     @api.model
-    def _comparison(self):
-        """The fact comparison over the whole base: (facts, pairs)."""
-        facts, _ = self._extract()
-        return facts, compare(facts)
+    def _comparison(self, fetch=False):
+        """The fact comparison over the whole base: (facts, pairs); ``fetch``: embed concept texts not stored yet."""
+        facts = self._cached_facts()
+        return facts, compare(facts, **self._embedding_options(fetch=fetch))
+
+    @api.model
+    def _embedding_options(self, fetch=False, settings=None):
+        """The comparison's near-match arguments: the embedder and the threshold (setting
+        ``health_concept_similarity``; 0 switches the near matches off)."""
+        settings = settings or self.env["pv.kb.settings"]._get()
+        threshold = settings["health_concept_similarity"]
+        if not threshold:
+            return {}
+        return {"embed": self._concept_embedder(settings, fetch=fetch), "embed_threshold": threshold}
+
+    @api.model
+    def _concept_embedder(self, settings, fetch=False):
+        """Concept texts → vectors of the configured embedding model, for lib/facts/compare's near matches.
+
+        Each text is embedded once and stored with the gap questions' vectors (``pv.kb.gap.vector``, keyed by
+        model, prefix and text), so a check re-embeds nothing unchanged. With ``fetch`` the texts not stored yet
+        are embedded, for at most :data:`CONCEPT_EMBED_SECONDS` (the rest in the next run); without it (answers,
+        the check after an import) only the stored vectors are used. A model server that does not answer leaves
+        the texts without vector: the comparison then keeps to the word rules for them.
+        """
+        from .pv_kb_gap import gap_vector_key   # (not at the top: the models load in the manifest's order)
+
+        model, prefix = settings["embedding_model"], settings["query_prefix"] or ""
+        Store = self.env["pv.kb.gap.vector"].sudo()
+
+        def embed(texts):
+            keys = [gap_vector_key(model, prefix, t) for t in texts]
+            known = Store._lookup(keys)
+            missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in known))
+            if missing and fetch:
+                known.update(self._embed_concepts(missing, settings))
+            return [known.get(k) for k in keys]
+
+        return embed
+
+    @api.model
+    def _embed_concepts(self, texts, settings):
+        """{key: vector} of ``texts`` embedded now (stored as well); {} when the model server does not answer."""
+        from .pv_kb_gap import gap_vector_key
+
+        model, prefix = settings["embedding_model"], settings["query_prefix"] or ""
+        size = max(int(settings["embed_batch_size"] or 32), 1)
+        deadline = time.monotonic() + CONCEPT_EMBED_SECONDS
+        found = {}
+        client = self.env["pv.kb.settings"]._client(settings)
+        try:
+            for start in range(0, len(texts), size):
+                if time.monotonic() > deadline:
+                    _logger.info("pv_kb: %s concept texts left for the next run (embedding time used up)",
+                                 len(texts) - start)
+                    break
+                batch = texts[start:start + size]
+                vectors = client.embed(model, [prefix + t for t in batch], batch_size=len(batch),
+                                       origin=ollama.KB_TEXT).vectors
+                rows = [(gap_vector_key(model, prefix, t), v) for t, v in zip(batch, vectors) if v]
+                self.env["pv.kb.gap.vector"].sudo()._store(rows)
+                found.update((key, np.asarray(v, dtype=np.float32)) for key, v in rows)
+        except ollama_errors.OllamaError as exc:
+            _logger.info("pv_kb: fact comparison without (some) concept embeddings: %s", exc)
+        finally:
+            client.close()
+        return found
 
     @api.model
     def _vals(self, fact: Fact, entry_db_id: int) -> dict:
@@ -155,7 +227,7 @@ class PvKbFact(models.Model):
         parsed = lookup.parse_question(question, synonyms)
         if parsed is None or not entry_ids:
             return None
-        match = lookup.find(parsed, self._cached_facts(), list(entry_ids))
+        match = lookup.find(parsed, self._cached_facts(), list(entry_ids), **self._embedding_options())
         return compose(match) if match else None
 
     @api.model
@@ -164,4 +236,5 @@ class PvKbFact(models.Model):
         decide the subjects, as in the health check): lib.answer.types.Conflict records."""
         facts = self._cached_facts()
         wanted = set(entry_ids)
-        return conflicts_among(compare([f for f in facts if f.entry_id in wanted], common=topic_common_words(facts)))
+        return conflicts_among(compare([f for f in facts if f.entry_id in wanted], common=topic_common_words(facts),
+                                       **self._embedding_options()))

@@ -192,13 +192,15 @@ class PvKbGap(models.Model):
 
 
 def gap_vector_key(model, prefix, text):
-    """The key a gap question's embedding is stored under: the model, the prefix and the text embedded."""
+    """The key a short text's embedding is stored under (a gap question, a fact's concept text): the model, the
+    prefix and the text embedded."""
     return hashlib.sha256(f"{model}\x00{prefix}\x00{text}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class PvKbGapVector(models.Model):
-    """Embeddings of gap questions, stored once (float32 bytes), so that a health run asks the model server
-    only for questions it has not embedded before. Written and read by the health run (sudo) only."""
+    """Embeddings of short texts the health run compares — gap questions and the concept texts of the fact
+    comparison (models/pv_kb_fact.py) — stored once (float32 bytes), so that a run asks the model server only
+    for texts it has not embedded before. Written by the health run (sudo) only."""
 
     _name = "pv.kb.gap.vector"
     _description = "Embedding of a gap question"

@@ -13,7 +13,6 @@ from odoo import api, fields, models
 
 from ..lib.cockpit import health
 from ..lib.facts import coverage
-from ..lib.facts.compare import compare as fact_compare
 from ..lib.kb.entry_facts import EntryFacts
 from .pv_kb_finding import SEVERITIES, check_manager
 
@@ -170,8 +169,10 @@ class PvKbHealthRun(models.Model):
         Fact = self.env["pv.kb.fact"]
         if infos and not Fact.search_count([], limit=1):
             Fact._rebuild()     # a database from before the fact table: filled once
-        facts = Fact._cached_facts()
-        fact_conflicts = health.fact_conflicts(fact_compare(facts))
+        # near matches by embedding: the check after an import uses the stored vectors only (it must not wait for
+        # the model server); the nightly and the manual run embed the concept texts not stored yet
+        facts, fact_pairs = Fact._comparison(fetch=trigger != "import")
+        fact_conflicts = health.fact_conflicts(fact_pairs)
         extra = health.next_year_findings(coverage.missing_next_year(
             facts, today or fields.Date.context_today(self), month=opts["health_next_year_month"]))
         extra += health.no_year_findings(coverage.without_year(facts))

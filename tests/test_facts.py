@@ -1,8 +1,9 @@
-"""The fact table: rebuilt with each import, readable by KB users, written only by the import."""
+"""The fact table: rebuilt with each import, readable by KB users, written only by the import; the coming year's values;
+near matches by embedding in the health check."""
 from odoo.exceptions import AccessError
 from odoo.tests import new_test_user, tagged
 
-from .common import DEMO_KB, KbCase, batch_files, entry_md
+from .common import DEMO_KB, KbCase, StandInCase, batch_files, entry_md
 
 
 @tagged("post_install", "-at_install", "pv_kb", "pv_kb_facts")
@@ -85,3 +86,64 @@ class TestComingYear(KbCase):
         self.env["pv.kb.health.run"]._run_health_check(today=dt.date(2026, 11, 15))
         note = self.env["pv.kb.finding"].search([("kind", "=", "no_year")])
         self.assertEqual((note.entry_ids.mapped("kb_id"), note.severity), (["lb-tst-02"], "info"))
+
+
+@tagged("post_install", "-at_install", "pv_kb", "pv_kb_facts")
+class TestFactNearMatches(StandInCase):
+    """Differently labelled concepts that share no matching words: the comparison's near match by embedding, with
+    the concept texts embedded once through the configured model and stored; without a model server the word
+    rules alone, and no error."""
+
+    # the hash stand-in's cosine scale (two labels sharing one of two words: ~0.7; the e5 threshold is for e5)
+    SIMILARITY = 0.6
+    WEEKLY = "| Wert | 2026 |\n|---|---|\n| Begünstigte Testüberstunden pro Monat | 15 |"
+    SHEET = "| Wert | ab 2026 |\n|---|---|\n| Testüberstunden/Monat | 10 |"
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.set_settings(health_concept_similarity=cls.SIMILARITY)
+        cls.load_entries({
+            "lb-tst-11": entry_md("lb-tst-11", title="Testüberstunden 2026", stand="2026-01", tags=["Testüberstunden"],
+                                  kernwerte=cls.WEEKLY),
+            "lb-tst-12": entry_md("lb-tst-12", title="Testüberstunden – Überblick", stand="2026-02",
+                                  tags=["Testüberstunden"], kernwerte=cls.SHEET),
+        })
+
+    def conflicts(self):
+        return self.env["pv.kb.finding"].search([("kind", "=", "conflict"), ("state", "=", "open")])
+
+    def embedded_concepts(self):
+        return [t for r in self.standin.requests_log if r["path"] in ("/api/embed", "/v1/embeddings")
+                for t in r.get("texts") or [] if "Testüberstunden" in t]
+
+    def test_found_with_both_values_and_embedded_once(self):
+        Run = self.env["pv.kb.health.run"]
+        Run._run_health_check(trigger="manual")
+        finding = self.conflicts()
+        self.assertEqual(sorted(finding.entry_ids.mapped("kb_id")), ["lb-tst-11", "lb-tst-12"])
+        self.assertIn("15", finding.message)
+        self.assertIn("10", finding.message)
+        # the concepts as shown (the basis is a field of its own)
+        self.assertEqual(sorted(self.embedded_concepts()), ["Begünstigte Testüberstunden", "Testüberstunden"])
+        self.standin.reset()
+        Run._run_health_check(trigger="cron")
+        Run._run_health_check(trigger="import")
+        self.assertEqual(self.embedded_concepts(), [], "stored vectors are not asked for again")
+        self.assertEqual(self.conflicts(), finding)
+        # the answer's ⚠ block reads the same stored vectors (the model server is not asked during an answer)
+        conflicts = self.env["pv.kb.fact"]._conflicts(["lb-tst-11", "lb-tst-12"])
+        self.assertEqual([c.entry_ids for c in conflicts], [["lb-tst-11", "lb-tst-12"]])
+        self.assertEqual(self.embedded_concepts(), [])
+
+    def test_without_a_model_server_the_word_rules_alone(self):
+        self.set_settings(ollama_url="http://127.0.0.1:9", connect_timeout=0.5)
+        run = self.env["pv.kb.health.run"]._run_health_check(trigger="manual")
+        self.assertTrue(run.count_entries)
+        self.assertFalse(self.conflicts(), "no vectors: the labels' words do not match")
+
+    def test_switched_off(self):
+        self.set_settings(health_concept_similarity=0)
+        self.env["pv.kb.health.run"]._run_health_check(trigger="manual")
+        self.assertFalse(self.conflicts())
+        self.assertEqual(self.embedded_concepts(), [])

@@ -1,7 +1,8 @@
 """Facts: the values of the Kernwerte as records (parsing, concepts, comparison, lookup for value questions).
 
 Modules in call order: ``periods`` (years and periods a value holds for), ``amounts`` (amount and unit out of a
-cell), ``extract`` (the facts of one entry: table cells, "Key: value" bullets), ``concepts`` (what a value
-measures, as a comparable key), ``compare`` (same fact, conflict, outdated), ``lookup`` (value questions
-matched to facts), ``coverage`` (years still missing, facts without a year).
+cell), ``sentences`` (values stated in prose), ``extract`` (the facts of one entry: table cells, "Key: value"
+bullets, value sentences), ``concepts`` (what a value measures, as a comparable key), ``compare`` (same fact,
+conflict, outdated; near matches by embedding), ``lookup`` (value questions matched to facts), ``coverage``
+(years still missing, facts without a year).
 """

@@ -208,9 +208,10 @@ def _newest_first(facts: list[Fact], rank: Mapping[str, int]) -> list[Fact]:
     return sorted(facts, key=lambda f: (-f.period.newest, not f.period.explicit, rank.get(f.entry_id, 99), f.line))
 
 
-def find(question: Question, facts: list[Fact], allowed: Iterable[str] | None = None) -> Match | None:
+def find(question: Question, facts: list[Fact], allowed: Iterable[str] | None = None, **near) -> Match | None:
     """The clear match of a value question among ``facts`` (only those of the ``allowed`` entries, in their
-    order of preference), or None."""
+    order of preference), or None. ``near``: the comparison's near-match arguments (``embed``,
+    ``embed_threshold``) for the ⚠ sides."""
     order = list(allowed) if allowed is not None else None
     rank = {entry_id: pos for pos, entry_id in enumerate(order or [])}
     pool = [f for f in facts if order is None or f.entry_id in rank]
@@ -233,7 +234,7 @@ def find(question: Question, facts: list[Fact], allowed: Iterable[str] | None = 
     # other side of a contradiction may name the same value in other words ("Ersatzquote Blockzeit")
     chosen_ids = {id(f) for f in group}
     others = [f for f in pool if id(f) not in chosen_ids and not f.is_reference and f.value.has_value]
-    pairs = compare(group + others, common=common)
+    pairs = compare(group + others, common=common, **near)
     year = question.year
     if year is not None:
         chosen = [f for f in group if f.period.covers(year)]

@@ -274,6 +274,10 @@ SETTINGS: tuple[Setting, ...] = (
             bounds=(10, 5000)),
     Setting("health_gap_cluster_threshold", 0.8, "float", "Gap groups: similarity",
             "Similarity from which refused questions fall into one gap group.", form=False),
+    Setting("health_concept_similarity", 0.95, "float", "Facts: similarity of differently labelled concepts",
+            "Cosine similarity of two concept texts from which the fact comparison takes them for one concept "
+            "where the words of their labels do not match (chosen for multilingual-e5-small; 0 switches it off).",
+            form=False),
 )
 
 BY_KEY = {setting.key: setting for setting in SETTINGS}
