@@ -96,18 +96,18 @@ class TestFactNearMatches(StandInCase):
 
     # the hash stand-in's cosine scale (two labels sharing one of two words: ~0.7; the e5 threshold is for e5)
     SIMILARITY = 0.6
-    WEEKLY = "| Wert | 2026 |\n|---|---|\n| Begünstigte Testüberstunden pro Monat | 15 |"
-    SHEET = "| Wert | ab 2026 |\n|---|---|\n| Testüberstunden/Monat | 10 |"
+    WEEKLY = "| Wert | 2026 |\n|---|---|\n| Begünstigte Überstunden pro Monat | 15 |"
+    SHEET = "| Wert | ab 2026 |\n|---|---|\n| Überstunden/Monat | 10 |"
 
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
         cls.set_settings(health_concept_similarity=cls.SIMILARITY)
         cls.load_entries({
-            "lb-tst-11": entry_md("lb-tst-11", title="Testüberstunden 2026", stand="2026-01", tags=["Testüberstunden"],
+            "lb-tst-11": entry_md("lb-tst-11", title="Überstunden 2026", stand="2026-01", tags=["Überstunden"],
                                   kernwerte=cls.WEEKLY),
-            "lb-tst-12": entry_md("lb-tst-12", title="Testüberstunden – Überblick", stand="2026-02",
-                                  tags=["Testüberstunden"], kernwerte=cls.SHEET),
+            "lb-tst-12": entry_md("lb-tst-12", title="Überstunden – Überblick", stand="2026-02",
+                                  tags=["Überstunden"], kernwerte=cls.SHEET),
         })
 
     def conflicts(self):
@@ -115,7 +115,7 @@ class TestFactNearMatches(StandInCase):
 
     def embedded_concepts(self):
         return [t for r in self.standin.requests_log if r["path"] in ("/api/embed", "/v1/embeddings")
-                for t in r.get("texts") or [] if "Testüberstunden" in t]
+                for t in r.get("texts") or [] if "Überstunden" in t]
 
     def test_found_with_both_values_and_embedded_once(self):
         Run = self.env["pv.kb.health.run"]
@@ -125,7 +125,7 @@ class TestFactNearMatches(StandInCase):
         self.assertIn("15", finding.message)
         self.assertIn("10", finding.message)
         # the concepts as shown (the basis is a field of its own)
-        self.assertEqual(sorted(self.embedded_concepts()), ["Begünstigte Testüberstunden", "Testüberstunden"])
+        self.assertEqual(sorted(self.embedded_concepts()), ["Begünstigte Überstunden", "Überstunden"])
         self.standin.reset()
         Run._run_health_check(trigger="cron")
         Run._run_health_check(trigger="import")

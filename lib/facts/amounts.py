@@ -1,6 +1,6 @@
 """The value of a fact: amount and unit (€, %, Tage, Wochen, Monate, Jahre, km, Stunden, …) out of a cell.
 
-"€ 551,10", "27,5 %", "über € 1.000.000", "€ 1 Mio.", "40 % bis 60 %", "8 Wochen", "30.000 km", "1/5 der …",
+"€ 551,10", "27,5 %", "über € 1.000.000", "€ 1 Mio.", "40 % bis 60 %", "8 Wochen", "30.000 km", "126 g/km", "1/5 der …",
 "15. des Folgemonats" (a day of the month: a deadline), "kein Sachbezug" (text, no amount).
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ _UNIT_WORDS = (
     ("km", "km"), ("prozentpunkt", "Prozentpunkte"), ("kind", "Kinder"),
 )
 UNITS = ("€", "%", "Tage", "Werktage", "Arbeitstage", "Wochen", "Monate", "Monatsentgelte", "Jahre", "Dienstjahre",
-         "Stunden", "Überstunden", "km", "Prozentpunkte", "Kinder", "Bruch", "Termin", "Datum", "Anzahl")
+         "Stunden", "Überstunden", "km", "g/km", "Prozentpunkte", "Kinder", "Bruch", "Termin", "Datum", "Anzahl")
 _VALUE_RE = re.compile(
     rf"(?<![\w/.,])(?P<frac>\d{{1,2}}/\d{{1,2}})(?![\d/])"
     rf"|(?P<pre>(?:€|\bEUR\b)\s?)(?P<n1>{_NUM})(?:\s?(?P<s1>{_SCALE}))?(?:,-{{1,2}})?"
@@ -107,8 +107,9 @@ def _bound_before(text: str, start: int) -> str:
 
 
 def _scrub(text: str) -> str:
-    """The text with dates and paragraph numbers blanked out (same length): they are no amounts."""
+    """The text with dates, entry ids and paragraph numbers blanked out (same length): they are no amounts."""
     scrubbed = _DATE_RE.sub(lambda m: " " * len(m.group(0)), text)
+    scrubbed = re.sub(r"\[[^\]\n]{1,60}\]", lambda m: " " * len(m.group(0)), scrubbed)   # "[ta-fam-04]": an id
     return re.sub(r"(?:§§?|Abs\.|Z\.|Art\.|lit\.)\s*\d+[a-z]?", lambda m: " " * len(m.group(0)), scrubbed)
 
 
@@ -133,6 +134,8 @@ def _values(scrubbed: str, default_unit: str = ""):
             unit = "€"
         elif post in ("%", "prozent"):
             unit = "%"
+        elif (match.group("word") or "").lower() == "g" and scrubbed[match.end():match.end() + 3].lower() == "/km":
+            unit = "g/km"      # a CO2 emission value
         else:
             unit = unit_of_word(match.group("word") or "")
             if not unit and re.match(r"\.\s", scrubbed[match.end("n2"):match.end("n2") + 2]):

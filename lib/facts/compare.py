@@ -25,15 +25,18 @@ that gives the Kilometergeld without a year, as of 2023, where a newer one gives
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from .concepts import word_in as _word_in
 from .extract import Fact
+from .periods import strip_periods
 
 NEAR_THRESHOLD = 0.75   # trigram Dice of two label words counted as one word (chosen on the tuning part, docs/facts.md)
 MAX_BUCKET = 200
-EMBED_THRESHOLD = 0.95  # cosine of two concept texts counted as one concept (multilingual-e5-small; docs/facts.md)
+EMBED_THRESHOLD = 0.85  # cosine of two concept texts counted as one concept (multilingual-e5-small; docs/facts.md)
+EMBED_MARGIN = 0.02     # ... and by so much closer than the runner-up on either side (docs/facts.md)
 
 # texts -> one vector per text (None where there is none): the embedding model, injected by the caller
 Embedder = Callable[[list[str]], Sequence[Sequence[float] | None]]
@@ -76,8 +79,9 @@ def _explained(key: frozenset, other: Fact, topic_words: frozenset, threshold: f
 
 
 def topic_common_words(facts: Iterable[Fact]) -> dict[str, tuple[frozenset, frozenset]]:
-    """Per topic: the subject words every entry of the topic has (they cannot tell two subjects apart) and the
-    words at least two of its entries have (they describe the topic rather than one value)."""
+    """Per topic: the subject words every entry of the topic has (they cannot tell two subjects apart), the
+    words at least two of its entries have (they describe the topic rather than one value), and the number of
+    its entries."""
     by_topic: dict[str, dict[str, frozenset]] = {}
     for fact in facts:
         by_topic.setdefault(fact.topic, {})[fact.entry_id] = fact.subject
@@ -89,7 +93,7 @@ def topic_common_words(facts: Iterable[Fact]) -> dict[str, tuple[frozenset, froz
             for word in words:
                 counts[word] = counts.get(word, 0) + 1
         every = frozenset.intersection(*sets) if len(sets) > 1 else frozenset()
-        out[topic] = (every, frozenset(w for w, n in counts.items() if n >= 2))
+        out[topic] = (every, frozenset(w for w, n in counts.items() if n >= 2), len(sets))
     return out
 
 
@@ -168,7 +172,8 @@ def _buckets(facts: list[Fact]):
 
 
 def compare(facts: list[Fact], threshold: float = NEAR_THRESHOLD, common: dict | None = None,
-            embed: Embedder | None = None, embed_threshold: float = EMBED_THRESHOLD) -> list[Pair]:
+            embed: Embedder | None = None, embed_threshold: float = EMBED_THRESHOLD,
+            embed_margin: float = EMBED_MARGIN) -> list[Pair]:
     """Every conflicting or outdated pair of facts (each pair once, in the order of the facts). ``common``: the
     topics' shared words of the whole base (:func:`topic_common_words`) when ``facts`` are a part of it;
     ``embed``: the embedding model for near matches the word rules miss (conflicts only)."""
@@ -201,22 +206,42 @@ def compare(facts: list[Fact], threshold: float = NEAR_THRESHOLD, common: dict |
         pairs.append(Pair("outdated", older, newer))
     if embed is not None:
         pairs += [Pair("conflict", facts[i], facts[j])
-                  for i, j in embedded_matches(facts, candidates, common, embed, embed_threshold)
+                  for i, j in embedded_matches(facts, candidates, common, embed, embed_threshold, embed_margin)
                   if relation(facts[i], facts[j]) == "conflict"]
     return _drop_settled(pairs, candidates, facts)
 
 
+def _subjects_share(a: Fact, b: Fact, common: dict) -> bool:
+    """The two entries name one subject in their titles or tags with the same word, one that not every entry of
+    the topic has when it has more than these two, and their subjects agree as for the word rules (stricter
+    than :func:`_subjects_agree` alone: the labels give no evidence here)."""
+    every, _words, entries = (common or {}).get(a.topic, (frozenset(), frozenset(), 0))
+    shared = a.subject & b.subject
+    return bool(shared - every if entries > 2 else shared) and _subjects_agree(a, b, common)
+
+
+def _aspects_differ(a: Fact, b: Fact) -> bool:
+    """The labels share a word, and each names something more that the other side does not ("Kürzung
+    Pendlerpauschale" / "Grenzbetrag Pendlerpauschale"; words of the topic count here too): two aspects of one
+    thing, not one concept in other words."""
+    if not any(_word_in(w, b.key) for w in a.key):
+        return False
+    return not _explained(a.key, b, frozenset(), NEAR_THRESHOLD) and not _explained(b.key, a, frozenset(), NEAR_THRESHOLD)
+
+
 def embedding_candidates(facts: list[Fact], word_pairs: Iterable[tuple[int, int]], common: dict) -> list[tuple[int, int]]:
-    """Pairs (i, j) of facts of two entries of one topic with agreeing subjects, the same unit, basis and
-    variant and a common year, neither of which the word rules pair with any fact of the other entry."""
+    """Pairs (i, j) of facts of two entries of one topic that share a subject word (:func:`_subjects_share`), with
+    the same unit (not a bare number), variant and bounds, no other basis (as for the word rules) and a common
+    year, whose labels are not two aspects of one thing (:func:`_aspects_differ`), neither of which the word rules
+    pair with any fact of the other entry."""
     partnered = set()
     for i, j in word_pairs:
         partnered.update({(i, facts[j].entry_id), (j, facts[i].entry_id)})
     groups: dict[tuple, list[int]] = {}
     for index, fact in enumerate(facts):
-        if fact.is_reference or not fact.value.numbers or not fact.key or not fact.topic:
-            continue
-        groups.setdefault((fact.topic, fact.value.unit, fact.basis, fact.variant), []).append(index)
+        if fact.is_reference or not fact.value.numbers or not fact.key or not fact.topic or fact.value.unit == "Anzahl":
+            continue      # (a bare number says too little of what it counts to pair labels by their meaning)
+        groups.setdefault((fact.topic, fact.value.unit, fact.variant), []).append(index)
     out = []
     for members in groups.values():
         for pos, i in enumerate(members):
@@ -224,10 +249,28 @@ def embedding_candidates(facts: list[Fact], word_pairs: Iterable[tuple[int, int]
             for j in members[pos + 1:]:
                 b = facts[j]
                 if (a.entry_id == b.entry_id or (i, b.entry_id) in partnered or (j, a.entry_id) in partnered
-                        or not periods_meet(a, b) or not _subjects_agree(a, b, common)):
+                        or a.basis and b.basis and a.basis != b.basis or not periods_meet(a, b)
+                        or directions(a.label) != directions(b.label) or not _subjects_share(a, b, common)
+                        or _aspects_differ(a, b)):
                     continue
                 out.append((i, j))
     return out
+
+
+_DIRECTION_RE = re.compile(r"\b(?P<w>unter|bis(?:\s+zum|\s+zur)?|höchstens|max\.?|maximal|vor|über|ab(?:\s+dem|\s+der)?|nach|"
+                           r"mindestens|mind\.?|seit|mehr\s+als)\s+(?:(?:dem|der|den|vollendeten|vollendetem|€)\s+)*"
+                           r"(?P<n>\d+(?:[.,]\d+)*)", re.I)
+_UPPER = ("unter", "bis", "höchstens", "max", "maximal", "vor")
+
+
+def directions(label: str) -> frozenset:
+    """The bounded numbers of a label with their direction: "unter 18" and "ab dem 18." are other groups although
+    their variant is "18" alike; ("<", "18") / (">", "18"). Years are periods, not bounds."""
+    out = set()
+    for match in _DIRECTION_RE.finditer(strip_periods(label or "")):
+        word = match.group("w").lower().split()[0].rstrip(".")
+        out.add(("<" if word in _UPPER else ">", match.group("n")))
+    return frozenset(out)
 
 
 def _unit_vector(vector) -> list[float] | None:
@@ -238,22 +281,31 @@ def _unit_vector(vector) -> list[float] | None:
 
 
 def concept_text(fact: Fact) -> str:
-    """What is embedded of a fact: its concept as shown ("Kilometergeld – Pkw")."""
-    return fact.concept
+    """What is embedded of a fact: its concept as the label says it ("Pkw", "Emissionsgrenze für angeschaffte
+    Fahrzeuge"), without the entry title's head that the list puts in front (chosen on the tuning parts)."""
+    return fact.name or fact.concept
 
 
-def embedded_matches(facts: list[Fact], word_pairs, common: dict, embed: Embedder,
-                     threshold: float = EMBED_THRESHOLD) -> list[tuple[int, int]]:
-    """The pairs of :func:`embedding_candidates` whose concept texts are close (cosine ≥ ``threshold``) and each
-    the other's closest among the candidates of its entry."""
+def embedded_matches(facts: list[Fact], word_pairs, common: dict, embed: Embedder, threshold: float = EMBED_THRESHOLD,
+                     margin: float = EMBED_MARGIN) -> list[tuple[int, int]]:
+    """The pairs of :func:`embedding_candidates` whose concept texts are close (cosine ≥ ``threshold``), each the
+    other's closest among the candidates of its entry, by at least ``margin`` before the next closest of another
+    concept (a text as close to two concepts names neither clearly)."""
     candidates = embedding_candidates(facts, word_pairs, common)
     scored = similarities(facts, candidates, embed)
-    best: dict[tuple[int, str], float] = {}
+    ranked: dict[tuple[int, str], list[tuple[float, str]]] = {}
     for (i, j), score in scored.items():
-        for own, other in ((i, facts[j].entry_id), (j, facts[i].entry_id)):
-            best[(own, other)] = max(best.get((own, other), -1.0), score)
+        for own, other in ((i, j), (j, i)):
+            ranked.setdefault((own, facts[other].entry_id), []).append((score, facts[other].concept))
+
+    def clear(own: int, other_entry: str, score: float, concept: str) -> bool:
+        runners = [s for s, c in ranked[(own, other_entry)] if c != concept]
+        return score >= max((s for s, _ in ranked[(own, other_entry)]), default=-1.0) and \
+            score - max(runners, default=-1.0) >= margin
+
     return sorted((i, j) for (i, j), score in scored.items() if score >= threshold
-                  and score >= best[(i, facts[j].entry_id)] and score >= best[(j, facts[i].entry_id)])
+                  and clear(i, facts[j].entry_id, score, facts[j].concept)
+                  and clear(j, facts[i].entry_id, score, facts[i].concept))
 
 
 def similarities(facts: list[Fact], pairs: list[tuple[int, int]], embed: Embedder) -> dict[tuple[int, int], float]:

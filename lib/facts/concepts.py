@@ -113,6 +113,39 @@ def subject_words(title: str, tags: Iterable[str], abbrev: Mapping[str, tuple[st
     return frozenset(words)
 
 
+_ACRONYM_RE = re.compile(r"(?<![\w-])([A-ZÄÖÜ]{3,6})(?![\w-])")
+
+
+def spells(acronym: str, word: str, min_part: int = 2) -> bool:
+    """The parts of the compound ``word`` start with the letters of ``acronym`` in order ("kmb" /
+    "kindermehrbetrag": Kinder-mehr-Betrag; "avab" / "alleinverdienerabsetzbetrag"); both folded."""
+    if not acronym:
+        return not word
+    if not word or word[0] != acronym[0]:
+        return False
+    if len(acronym) == 1:
+        return len(word) >= min_part
+    return any(word[k] == acronym[1] and spells(acronym[1:], word[k:], min_part)
+               for k in range(min_part, len(word) - min_part * (len(acronym) - 1) + 1))
+
+
+def acronyms(labels: Iterable[str], words: Iterable[str], abbrev: Mapping[str, tuple[str, ...]] | None = None) -> dict:
+    """{folded acronym: word} for the capitals (3 to 6 letters) of an entry's labels that the synonym table does not
+    know and exactly one of the entry's own subject words spells out ("KMB" in an entry tagged
+    "Kindermehrbetrag")."""
+    pool = sorted(set(words))
+    out = {}
+    for label in labels:
+        for raw in _ACRONYM_RE.findall(label or ""):
+            if abbrev and raw in abbrev:
+                continue
+            short = fold_plain(raw)
+            found = [w for w in pool if len(w) >= 3 * len(short) and spells(short, w)]
+            if len(found) == 1:
+                out[short] = found[0]
+    return out
+
+
 @lru_cache(maxsize=50_000)
 def words_match(word: str, other: str) -> bool:
     """Two stemmed words name the same thing, compounds allowed: equal, one the head or the start of the other

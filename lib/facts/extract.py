@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ..kb.format import split_sections
 from ..text import md_blocks
 from .amounts import Amount, header_unit, parse_amount
-from .concepts import basis_of, concept_key, strip_basis, subject_words, variant_of, word_in
+from .concepts import acronyms, basis_of, concept_key, strip_basis, subject_words, variant_of, word_in
 from .periods import Period, find_period, implicit, is_period_only, strip_periods
 from .sentences import paragraphs, read_paragraph
 
@@ -76,6 +76,8 @@ class Fact:
     column: int = -1
     passage: str = ""
     legal: frozenset = frozenset()
+    name: str = ""          # the concept as the label says it, without the title's head in front
+
 
     @property
     def text(self) -> str:
@@ -183,7 +185,10 @@ def _facts_of_table(source: Source, section: str, caption: str, table_no: int, h
             head = header[col] if col < len(header) else ""
             head_period = find_period(head, "column") if head else None
             column_is_period = bool(head) and is_period_only(head)
-            amount = parse_amount(cell, header_unit(head) or header_unit(first_header if row_periods else ""))
+            # a bare number counts what its column says, else what its row label says ("Begünstigte Überstunden
+            # pro Monat | 15"; the basis words are no unit)
+            amount = parse_amount(cell, header_unit(head) or header_unit(first_header if row_periods else "")
+                                  or ("" if row_periods else header_unit(strip_basis(label))))
             own = find_period(cell, "cell") if amount.unit not in ("Datum", "Verweis") else None
             period = (own or row_period or head_period or qualifier or table_period or base["caption_period"]
                       or base["title_period"] or base["implicit"])
@@ -255,7 +260,11 @@ def extract_facts(source: Source, abbrev: Mapping[str, tuple[str, ...]] | None =
         if section.key in SENTENCE_SECTIONS:
             facts.extend(_sentence_facts(source, section.key, section.heading, numbered, base))
     facts = facts if _KEEP_REPEATS else _without_repeated_sentences(facts)
+    spelled = acronyms([f.label for f in facts] + [f.column_header for f in facts], base["subject"], abbrev)
     for fact in facts:
+        if spelled and fact.key & spelled.keys():
+            fact.key = frozenset(spelled.get(w, w) for w in fact.key)
+        fact.name = fact.concept
         fact.concept = display_concept(fact.concept, fact.key, source.title, abbrev)
     return facts
 

@@ -29,7 +29,7 @@ from .concepts import stems
 from .periods import Period, find_period, period_spans, strip_periods
 
 SENTENCE_UNITS = frozenset({"€", "%", "Tage", "Werktage", "Arbeitstage", "Wochen", "Monate", "Monatsentgelte",
-                            "Jahre", "Dienstjahre", "Stunden", "Überstunden", "km"})
+                            "Jahre", "Dienstjahre", "Stunden", "Überstunden", "km", "g/km"})
 _VERB_RE = re.compile(r"\b(?P<verb>beträgt|betragen|betrug|betrugen|liegt|liegen|lag|lagen|beläuft\s+sich"
                       r"|belaufen\s+sich|belief\s+sich|ist|sind|war|waren)\b")
 _PAST = ("betrug", "lag", "belief", "war")

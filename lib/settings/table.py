@@ -16,6 +16,7 @@ import dataclasses
 from typing import Callable
 
 from ..answer import modes as answer_modes
+from ..facts.compare import EMBED_THRESHOLD
 from ..llm.servers import DEFAULT_COOLDOWN, KINDS as SERVER_KINDS, RERANK_KINDS, parse_servers
 from ..pii.gate import DETECTORS
 from ..search.ranking import RRF_K
@@ -274,7 +275,7 @@ SETTINGS: tuple[Setting, ...] = (
             bounds=(10, 5000)),
     Setting("health_gap_cluster_threshold", 0.8, "float", "Gap groups: similarity",
             "Similarity from which refused questions fall into one gap group.", form=False),
-    Setting("health_concept_similarity", 0.95, "float", "Facts: similarity of differently labelled concepts",
+    Setting("health_concept_similarity", EMBED_THRESHOLD, "float", "Facts: similarity of differently labelled concepts",
             "Cosine similarity of two concept texts from which the fact comparison takes them for one concept "
             "where the words of their labels do not match (chosen for multilingual-e5-small; 0 switches it off).",
             form=False),
