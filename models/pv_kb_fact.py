@@ -19,7 +19,7 @@ from ..lib.llm import client as ollama, errors as ollama_errors
 _logger = logging.getLogger(__name__)
 
 CONCEPT_EMBED_SECONDS = 20.0    # time for embedding new concept texts in one health run
-from ..lib.facts.concepts import abbreviations
+from ..lib.facts.concepts import abbreviations, synonym_links
 from ..lib.facts.extract import Fact, Source, extract_all
 
 # facts of the whole base per database, for answering: (signature of the base, facts); renewed when an entry
@@ -98,13 +98,14 @@ class PvKbFact(models.Model):
 
     @api.model
     def _embedding_options(self, fetch=False, settings=None):
-        """The comparison's near-match arguments: the embedder and the threshold (setting
-        ``health_concept_similarity``; 0 switches the near matches off)."""
+        """The comparison's near-match arguments: the embedder, the threshold (setting
+        ``health_concept_similarity``; 0 switches the near matches off) and the synonym table's word pairs."""
         settings = settings or self.env["pv.kb.settings"]._get()
         threshold = settings["health_concept_similarity"]
         if not threshold:
             return {}
-        return {"embed": self._concept_embedder(settings, fetch=fetch), "embed_threshold": threshold}
+        return {"embed": self._concept_embedder(settings, fetch=fetch), "embed_threshold": threshold,
+                "links": synonym_links(self.env["pv.kb.synonym"].sudo()._rows())}
 
     @api.model
     def _concept_embedder(self, settings, fetch=False):

@@ -37,6 +37,7 @@ NEAR_THRESHOLD = 0.75   # trigram Dice of two label words counted as one word (c
 MAX_BUCKET = 200
 EMBED_THRESHOLD = 0.85  # cosine of two concept texts counted as one concept (multilingual-e5-small; docs/facts.md)
 EMBED_MARGIN = 0.02     # ... and by so much closer than the runner-up on either side (docs/facts.md)
+MAX_RATIO = 2.0         # two values one concept by meaning alone differ by a slip, not by more than this factor
 
 # texts -> one vector per text (None where there is none): the embedding model, injected by the caller
 Embedder = Callable[[list[str]], Sequence[Sequence[float] | None]]
@@ -173,10 +174,11 @@ def _buckets(facts: list[Fact]):
 
 def compare(facts: list[Fact], threshold: float = NEAR_THRESHOLD, common: dict | None = None,
             embed: Embedder | None = None, embed_threshold: float = EMBED_THRESHOLD,
-            embed_margin: float = EMBED_MARGIN) -> list[Pair]:
+            embed_margin: float = EMBED_MARGIN, links: frozenset = frozenset()) -> list[Pair]:
     """Every conflicting or outdated pair of facts (each pair once, in the order of the facts). ``common``: the
     topics' shared words of the whole base (:func:`topic_common_words`) when ``facts`` are a part of it;
-    ``embed``: the embedding model for near matches the word rules miss (conflicts only)."""
+    ``embed``: the embedding model for near matches the word rules miss (conflicts only); ``links``: word pairs of
+    the synonym table (:func:`concepts.synonym_links`), which make a near match the first choice."""
     common = common if common is not None else topic_common_words(facts)
     seen: set[tuple[int, int]] = set()
     candidates: list[tuple[int, int]] = []
@@ -206,7 +208,7 @@ def compare(facts: list[Fact], threshold: float = NEAR_THRESHOLD, common: dict |
         pairs.append(Pair("outdated", older, newer))
     if embed is not None:
         pairs += [Pair("conflict", facts[i], facts[j])
-                  for i, j in embedded_matches(facts, candidates, common, embed, embed_threshold, embed_margin)
+                  for i, j in embedded_matches(facts, candidates, common, embed, embed_threshold, embed_margin, links)
                   if relation(facts[i], facts[j]) == "conflict"]
     return _drop_settled(pairs, candidates, facts)
 
@@ -218,6 +220,15 @@ def _subjects_share(a: Fact, b: Fact, common: dict) -> bool:
     every, _words, entries = (common or {}).get(a.topic, (frozenset(), frozenset(), 0))
     shared = a.subject & b.subject
     return bool(shared - every if entries > 2 else shared) and _subjects_agree(a, b, common)
+
+
+def _same_order(a: Fact, b: Fact) -> bool:
+    """The two values are of one order of size (within :data:`MAX_RATIO`): € 6.060 and € 777,66 are not one
+    concept's values however close the labels' meaning."""
+    x, y = a.value.amount, b.value.amount
+    if x is None or y is None or x <= 0 or y <= 0:
+        return x == y
+    return max(x, y) / min(x, y) <= MAX_RATIO
 
 
 def _aspects_differ(a: Fact, b: Fact) -> bool:
@@ -250,8 +261,8 @@ def embedding_candidates(facts: list[Fact], word_pairs: Iterable[tuple[int, int]
                 b = facts[j]
                 if (a.entry_id == b.entry_id or (i, b.entry_id) in partnered or (j, a.entry_id) in partnered
                         or a.basis and b.basis and a.basis != b.basis or not periods_meet(a, b)
-                        or directions(a.label) != directions(b.label) or not _subjects_share(a, b, common)
-                        or _aspects_differ(a, b)):
+                        or directions(a.label) != directions(b.label)
+                        or not _subjects_share(a, b, common) or _aspects_differ(a, b)):
                     continue
                 out.append((i, j))
     return out
@@ -286,26 +297,34 @@ def concept_text(fact: Fact) -> str:
     return fact.name or fact.concept
 
 
+def _linked(a: Fact, b: Fact, links: frozenset) -> bool:
+    return any(frozenset((x, y)) in links for x in a.key for y in b.key)
+
+
 def embedded_matches(facts: list[Fact], word_pairs, common: dict, embed: Embedder, threshold: float = EMBED_THRESHOLD,
-                     margin: float = EMBED_MARGIN) -> list[tuple[int, int]]:
+                     margin: float = EMBED_MARGIN, links: frozenset = frozenset()) -> list[tuple[int, int]]:
     """The pairs of :func:`embedding_candidates` whose concept texts are close (cosine ≥ ``threshold``), each the
     other's closest among the candidates of its entry, by at least ``margin`` before the next closest of another
-    concept (a text as close to two concepts names neither clearly)."""
+    concept (a text as close to two concepts names neither clearly), and whose values are of one order of size
+    (:func:`_same_order`). A pair whose labels the synonym table links comes first: it is the closest whatever the
+    others' cosine, and the margin counts against linked ones only."""
     candidates = embedding_candidates(facts, word_pairs, common)
     scored = similarities(facts, candidates, embed)
-    ranked: dict[tuple[int, str], list[tuple[float, str]]] = {}
+    ranked: dict[tuple[int, str], list[tuple[tuple[bool, float], str]]] = {}
+    rank = {}
     for (i, j), score in scored.items():
+        rank[(i, j)] = (_linked(facts[i], facts[j], links), score)
         for own, other in ((i, j), (j, i)):
-            ranked.setdefault((own, facts[other].entry_id), []).append((score, facts[other].concept))
+            ranked.setdefault((own, facts[other].entry_id), []).append((rank[(i, j)], facts[other].concept))
 
-    def clear(own: int, other_entry: str, score: float, concept: str) -> bool:
-        runners = [s for s, c in ranked[(own, other_entry)] if c != concept]
-        return score >= max((s for s, _ in ranked[(own, other_entry)]), default=-1.0) and \
-            score - max(runners, default=-1.0) >= margin
+    def clear(own: int, other_entry: str, mine: tuple, concept: str) -> bool:
+        others = ranked[(own, other_entry)]
+        runners = [r for r, c in others if c != concept and r[0] == mine[0]]
+        return mine >= max(r for r, _ in others) and mine[1] - max((r[1] for r in runners), default=-1.0) >= margin
 
-    return sorted((i, j) for (i, j), score in scored.items() if score >= threshold
-                  and clear(i, facts[j].entry_id, score, facts[j].concept)
-                  and clear(j, facts[i].entry_id, score, facts[i].concept))
+    return sorted((i, j) for (i, j), score in scored.items() if score >= threshold and _same_order(facts[i], facts[j])
+                  and clear(i, facts[j].entry_id, rank[(i, j)], facts[j].concept)
+                  and clear(j, facts[i].entry_id, rank[(i, j)], facts[i].concept))
 
 
 def similarities(facts: list[Fact], pairs: list[tuple[int, int]], embed: Embedder) -> dict[tuple[int, int], float]:

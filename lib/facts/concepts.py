@@ -81,6 +81,18 @@ def abbreviations(synonyms: Iterable[tuple[str, str]] | None) -> dict[str, tuple
     return out
 
 
+def synonym_links(synonyms: Iterable[tuple[str, str]] | None) -> frozenset:
+    """Pairs of words the synonym table gives as one another's only expansion ("Übernachtungspauschale" →
+    "Nächtigungsgeld", "Tagesgeld" → "Taggeld"), as frozensets of two folded, stemmed words."""
+    out = set()
+    for term, expansions in synonyms or ():
+        parts = [e.strip() for e in (expansions or "").split(";") if e.strip()]
+        a, b = stems(term or ""), stems(parts[0]) if len(parts) == 1 else ()
+        if len(word_tokens(term or "")) == 1 and len(a) == 1 and len(b) == 1 and a != b:
+            out.add(frozenset((a[0], b[0])))
+    return frozenset(out)
+
+
 @lru_cache(maxsize=20_000)
 def stems(text: str) -> tuple[str, ...]:
     """Folded, lightly stemmed content words (no stopwords, no numbers); a tuple (cached)."""
