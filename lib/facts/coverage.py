@@ -32,18 +32,26 @@ class Gap:
 
 
 def _groups(facts: list[Fact]) -> list[list[Fact]]:
-    """Facts of one concept (same entry and key/basis/variant, or the same concept in another entry)."""
+    """Facts of one concept (same entry and key/basis/variant, or the same concept in another entry). A fact joins
+    the first group whose head it matches; only groups of its topic or of its key can match (``same_concept``
+    needs one of them), so only those are tried."""
     common = topic_common_words(facts)
     groups: list[list[Fact]] = []
+    by_topic: dict[str, list[int]] = {}
+    by_key: dict[frozenset, list[int]] = {}
     for fact in facts:
-        for group in groups:
-            head = group[0]
+        tried = sorted(set(by_topic.get(fact.topic, []) if fact.topic else []) | set(by_key.get(fact.key, [])))
+        for index in tried:
+            head = groups[index][0]
             if (head.entry_id == fact.entry_id and head.key == fact.key and head.basis == fact.basis
                     and head.variant == fact.variant) or same_concept(head, fact, common):
-                group.append(fact)
+                groups[index].append(fact)
                 break
         else:
             groups.append([fact])
+            if fact.topic:
+                by_topic.setdefault(fact.topic, []).append(len(groups) - 1)
+            by_key.setdefault(fact.key, []).append(len(groups) - 1)
     return groups
 
 

@@ -182,3 +182,30 @@ def test_no_conflict_for_references_other_concepts_other_years_and_successors():
     assert not any(p.first.is_reference or p.second.is_reference for p in pairs)
     _, tuning = _base_result("tf")
     assert frozenset({"tf-rk-01", "tf-rk-02"}) not in {frozenset(p.entry_ids) for p in tuning}   # "siehe [tf-rk-01]"
+
+
+def test_the_coming_years_grouping_tries_only_groups_that_can_match():
+    """coverage._groups tries only the groups of a fact's topic or key; the groups are those of trying them all."""
+    from lib.facts import compare as C
+    from lib.facts import coverage
+
+    def every_group(facts):
+        common = C.topic_common_words(facts)
+        groups = []
+        for fact in facts:
+            for group in groups:
+                head = group[0]
+                if (head.entry_id == fact.entry_id and head.key == fact.key and head.basis == fact.basis
+                        and head.variant == fact.variant) or C.same_concept(head, fact, common):
+                    group.append(fact)
+                    break
+            else:
+                groups.append([fact])
+        return groups
+
+    facts = extract_all(_sources(DEMO) + _sources(BASE / "dokumente")
+                        + _sources(REPO / "tests" / "data" / "facts_kb_b" / "wissensbasis" / "dokumente"), ABBREV)
+    dated = [f for f in facts if f.period.explicit and f.value.has_value and not f.is_reference]
+    grouped = coverage._groups(dated)
+    assert [[id(f) for f in g] for g in grouped] == [[id(f) for f in g] for g in every_group(dated)]
+    assert any(len(g) > 2 for g in grouped) and len(grouped) < len(dated)
