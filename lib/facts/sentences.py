@@ -50,6 +50,11 @@ _BOUND_WORDS = ("bis zu", "höchstens", "mindestens", "maximal", "max.", "mind."
 # a subject that says no more than one of these words does not name its concept clearly
 VAGUE = frozenset(stems("Grenze Grenzen Beitrag Beiträge Steuer Frist Fristen Dauer Anspruch Summe Zuschlag "
                         "Zuschläge Teil Anteil Grundlage Quote Zahl Prozentsatz Betrag Beträge Wert Werte Satz Sätze"))
+# a value verb and, not far after it, something with a unit: what a value sentence needs at least (a cheap test
+# before the sentence is read; most prose fails it)
+_LIKELY_RE = re.compile(r"\b(?:beträgt|betragen|betrug|betrugen|liegt|liegen|lag|lagen|beläuft|belaufen|belief|ist|sind|"
+                        r"war|waren)\b[^;]{0,160}?(?:€|\d\s?%|\d\s?(?:Tage|Werktage|Arbeitstage|Wochen|Monate|Jahre|"
+                        r"Dienstjahre|Stunden|Überstunden|Monatsentgelte|km|g/km)\b)")
 _EXAMPLE_RE = re.compile(r"beispiel|berechnung|fallbeispiel|praxisfall", re.I)
 _UNIT_TAIL_RE = re.compile(r"\s*(?:(?:pro|je|im|in\s+der|in\s+einem)\s+(?:Kalender)?(?:monat|jahr|tag|woche|kilometer|km|"
                            r"stunde|person|kind)\w*|monatlich|jährlich|täglich|wöchentlich)\b", re.I)
@@ -119,6 +124,8 @@ def _split_mid(mid: str) -> tuple[str, str]:
 
 def read_clause(clause: str, previous: ValueSentence | None, line: int, passage: str) -> list[ValueSentence]:
     """The value(s) one clause states, or [] when its shape is not clear."""
+    if not _LIKELY_RE.search(clause):
+        return []           # (most prose: no value verb with a value after it; cheaper than reading its periods)
     spans = period_spans(clause, "sentence")
     blank = list(clause)
     for start, end, _ in spans:
@@ -267,6 +274,8 @@ def paragraphs(numbered: list[tuple[int, str]], heading: str):
 def read_paragraph(text: str, numbers: list[int], lines: list[str]) -> list[ValueSentence]:
     """The value sentences of one paragraph; each sentence's line is the body line it starts on."""
     out: list[ValueSentence] = []
+    if not _LIKELY_RE.search(text):
+        return out
     starts = []
     offset = 0
     for number, line in zip(numbers, lines):
