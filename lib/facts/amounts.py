@@ -82,6 +82,7 @@ def unit_of_word(word: str) -> str:
     return ""
 
 
+@lru_cache(maxsize=5_000)
 def header_unit(header: str) -> str:
     """A unit named by a column header, for cells holding a bare number ("Abfertigung (Monatsentgelte)",
     "Wochen", "begünstigte Überstunden/Monat")."""

@@ -49,6 +49,7 @@ def basis_of(*texts: str) -> str:
 _PER_UNIT_RE = re.compile(r"(?:\bpro\b|\bje\b|/)\s*(?:km|kilometer|m²|m2|stunde)\b", re.I)
 
 
+@lru_cache(maxsize=20_000)
 def strip_basis(text: str) -> str:
     """The label without its basis ("monatlich", "pro Jahr") and per-unit words ("je km")."""
     rest = " ".join(_PER_UNIT_RE.sub(" ", _BASIS_RE.sub(" ", text or "")).split())

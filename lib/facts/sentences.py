@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..text import md_blocks
 from .amounts import parse_amount, value_spans
@@ -272,10 +273,16 @@ def paragraphs(numbered: list[tuple[int, str]], heading: str):
 
 
 def read_paragraph(text: str, numbers: list[int], lines: list[str]) -> list[ValueSentence]:
-    """The value sentences of one paragraph; each sentence's line is the body line it starts on."""
+    """The value sentences of one paragraph; each sentence's line is the body line it starts on (cached: an
+    unchanged base is read again after every import)."""
+    return list(_read_paragraph(text, tuple(numbers), tuple(lines)))
+
+
+@lru_cache(maxsize=20_000)
+def _read_paragraph(text: str, numbers: tuple, lines: tuple) -> tuple:
     out: list[ValueSentence] = []
     if not _LIKELY_RE.search(text):
-        return out
+        return ()
     starts = []
     offset = 0
     for number, line in zip(numbers, lines):
@@ -292,4 +299,4 @@ def read_paragraph(text: str, numbers: list[int], lines: list[str]) -> list[Valu
             found = read_clause(clause, previous, line, sentence)
             previous = found[0] if found else None
             out.extend(found)
-    return out
+    return tuple(out)
