@@ -11,12 +11,14 @@ Conflict: the same fact in two entries for an overlapping period with different 
 period of its own is read for the year of its entry's Stand. Not compared: references ("siehe [id]"), text
 without numbers, two facts of one entry (a value and its successor).
 
-Near matches by embedding (optional, ``embed``): labels the word rules do not match ("Begünstigte Überstunden pro
-Monat" / "Überstunden/Monat", synonyms the synonym table lacks) count as one concept when their concept texts'
-embeddings are close (cosine ≥ ``embed_threshold``), but only for two facts of one topic whose subjects agree,
-with the same unit, basis and variant and an overlapping period, neither of which the word rules match with a
-fact of the other entry, and each the other's closest among such facts of its entry (a concept has at most one
-counterpart in another entry). Without an embedder, or for a text it has no vector for, the word rules alone.
+Near matches by embedding (optional, ``embed``; conflicts only): labels the word rules do not match ("Begünstigte
+Überstunden pro Monat" / "Überstunden/Monat", synonyms the synonym table lacks) count as one concept when their
+concept texts' embeddings are close (cosine ≥ ``embed_threshold``), but only for two facts of one topic whose
+subjects share a title/tag word, with the same unit (not a bare number), variant and bounds, no other basis and
+a common year, whose labels are not two aspects of one thing, neither of which the word rules match with a fact
+of the other entry; each must be the other's closest among such facts of its entry by ``embed_margin`` (a
+concept has at most one counterpart in another entry), and the values must be of one order of size. A pair the
+synonym table links comes first. Without an embedder, or for a text it has no vector for, the word rules alone.
 
 Outdated: an entry whose value for a concept is older than another entry's different value for a later
 period, and which names no later period itself (wiku-gfb-01 gives 2022 where lb-gfb-01 gives 2025; an entry

@@ -1,34 +1,17 @@
 """Facts out of the Kernwerte: periods, amounts, table shapes, the demo base's cells, and the fact comparison on
 the demo base and on the fact test base (tests/data/facts_kb, with its planted contradictions)."""
-import pathlib
 import re
 from decimal import Decimal
 
 import pytest
 import yaml
 
+from facts_data import ABBREV, BASE_A as BASE, BASE_B, DEMO, sources as _sources
 from lib.facts.amounts import UNITS, parse_amount
 from lib.facts.compare import compare
-from lib.facts.concepts import abbreviations
-from lib.facts.extract import Source, extract_all, extract_facts
+from lib.facts.extract import extract_all, extract_facts
 from lib.facts.periods import find_period, is_period_only
-from lib.kb.format import parse_entry
-from lib.search.fulltext import load_synonyms_csv
 from lib.text import md_blocks
-
-REPO = pathlib.Path(__file__).resolve().parents[2]
-DEMO = REPO / "data" / "demo_kb" / "wissensbasis" / "dokumente"
-BASE = REPO / "tests" / "data" / "facts_kb"
-ABBREV = abbreviations(load_synonyms_csv(str(REPO / "data" / "pv.kb.synonym.csv")))
-
-
-def _sources(folder, pattern="*.md"):
-    out = []
-    for path in sorted(folder.glob(pattern)):
-        entry, issues = parse_entry(path.read_bytes(), path.name)
-        assert entry, issues
-        out.append(Source(entry.id, entry.title, entry.stand, entry.topic, entry.body, entry.tags, entry.legal_bases))
-    return out
 
 
 @pytest.mark.parametrize("text,start,end", [
@@ -204,7 +187,7 @@ def test_the_coming_years_grouping_tries_only_groups_that_can_match():
         return groups
 
     facts = extract_all(_sources(DEMO) + _sources(BASE / "dokumente")
-                        + _sources(REPO / "tests" / "data" / "facts_kb_b" / "wissensbasis" / "dokumente"), ABBREV)
+                        + _sources(BASE_B / "wissensbasis" / "dokumente"), ABBREV)
     dated = [f for f in facts if f.period.explicit and f.value.has_value and not f.is_reference]
     grouped = coverage._groups(dated)
     assert [[id(f) for f in g] for g in grouped] == [[id(f) for f in g] for g in every_group(dated)]

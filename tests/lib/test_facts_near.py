@@ -1,25 +1,17 @@
 """Near matches by embedding in the fact comparison: which pairs are asked about, the threshold, the margin and
 the mutual nearest neighbour, and no error without vectors; then precision and recall of the conflict findings on
 both fact test bases against their expected.yaml, with the multilingual-e5-small vectors the stand-in gives."""
-import pathlib
-
 import pytest
 import yaml
 
+from facts_data import ABBREV, BASE_A, BASE_B, DEMO, SYNONYMS, sources as _sources
 from lib.cockpit.health import fact_conflicts
 from lib.facts import compare as C
-from lib.facts.concepts import abbreviations, acronyms, spells, synonym_links
+from lib.facts.concepts import acronyms, spells, synonym_links
 from lib.facts.extract import Source, extract_all
-from lib.kb.format import parse_entry
-from lib.search.fulltext import load_synonyms_csv
 from testing.standin import embedders
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-SYNONYMS = load_synonyms_csv(str(REPO / "data" / "pv.kb.synonym.csv"))
-ABBREV = abbreviations(SYNONYMS)
 LINKS = synonym_links(SYNONYMS)
-BASE_A = REPO / "tests" / "data" / "facts_kb"
-BASE_B = REPO / "tests" / "data" / "facts_kb_b"
 
 
 def _entry(kb_id, title, table, tags=("Überstunden",), stand="2026-01"):
@@ -146,15 +138,6 @@ def e5():
     return {"embed": embed, "links": LINKS}
 
 
-def _sources(folder, pattern):
-    out = []
-    for path in sorted(folder.glob(pattern)):
-        entry, issues = parse_entry(path.read_bytes(), path.name)
-        assert entry, issues
-        out.append(Source(entry.id, entry.title, entry.stand, entry.topic, entry.body, entry.tags, entry.legal_bases))
-    return out
-
-
 def _base(part):
     """(facts, {entry pair: planted values or None}) of one part of a test base."""
     if part in ("tf", "hf"):
@@ -200,6 +183,5 @@ def test_held_out_parts_precision_and_recall_floors(e5):
 
 
 def test_the_demo_base_keeps_its_one_conflict_with_near_matches(e5):
-    folder = REPO / "data" / "demo_kb" / "wissensbasis" / "dokumente"
-    pairs = C.compare(extract_all(_sources(folder, "*.md"), ABBREV), **e5)
+    pairs = C.compare(extract_all(_sources(DEMO), ABBREV), **e5)
     assert {frozenset(p.entry_ids) for p in pairs if p.kind == "conflict"} == {frozenset({"lb-atz-02", "wiku-atz-01"})}

@@ -1,19 +1,12 @@
 """Value sentences: the shapes read (from the demo base's Zusammenfassung and Kernwerte), the shapes skipped, and
 that a sentence never gives a value a year it does not state."""
-import pathlib
 from decimal import Decimal
 
 import pytest
 
-from lib.facts.concepts import abbreviations
+from facts_data import ABBREV, DEMO, sources
 from lib.facts.extract import Source, extract_facts
 from lib.facts.sentences import read_paragraph, sentences
-from lib.kb.format import parse_entry
-from lib.search.fulltext import load_synonyms_csv
-
-REPO = pathlib.Path(__file__).resolve().parents[2]
-DEMO = REPO / "data" / "demo_kb" / "wissensbasis" / "dokumente"
-ABBREV = abbreviations(load_synonyms_csv(str(REPO / "data" / "pv.kb.synonym.csv")))
 
 
 def read(text):
@@ -85,8 +78,8 @@ def test_sentences_end_after_an_amount_but_not_after_an_ordinal():
 
 
 def _demo(name):
-    entry, _ = parse_entry((DEMO / f"{name}.md").read_bytes(), f"{name}.md")
-    return Source(entry.id, entry.title, entry.stand, entry.topic, entry.body, entry.tags, entry.legal_bases)
+    (source,) = sources(DEMO, f"{name}.md")
+    return source
 
 
 def test_a_sentence_fact_has_its_place_concept_and_period():
