@@ -27,8 +27,10 @@
 #                                            (BENCH_LOAD_MODES picks); completed, errors, first text, total, peak DB
 #                                            connections, p95 of a backend request made meanwhile, how the answers
 #                                            were served
-#   scripts/bench/run.sh fact-answers [DB]   end-to-end latency of answers from the facts (agent, stand-in e5; default: a
-#                                            fresh database with the demo base, rolled back)
+#   scripts/bench/run.sh fact-answers [--distractors] [DB]
+#                                            end-to-end latency of answers from the facts and where it goes (agent,
+#                                            stand-in e5; default: a fresh database with the demo base, --distractors:
+#                                            with the 601 synthetic entries as well; the questions rolled back)
 #   scripts/bench/run.sh fact-first URL [DB]   facts before the first token of a real chat model (default DB:
 #                                       pv_kb_bakeoff of scripts/bakeoff_demo.sh)
 #   scripts/bench/run.sh facts               fact extraction, comparison and lookup speed (pure Python; demo and 601 synthetic)
@@ -119,9 +121,20 @@ case $what in
     pipeline)
         shell "${1:?database}" "$REPO/scripts/bench/bench_pipeline.py" ;;
     fact-answers)
-        db=${1:-pv_kb_bench_facts}
-        [[ -n ${1:-} ]] || fresh_db $db
-        shell $db "$REPO/scripts/bench/bench_fact_answers.py" ;;
+        distractors=
+        if [[ ${1:-} == --distractors ]]; then
+            shift; distractors=$PV_KB_HOME/synthetic-601
+            # the 601 entries of the demo evaluation (seed 7, prefix syn, as TestDemoEval generates them)
+            [[ -f $distractors/wissensbasis/kb.json ]] || "$PY" "$REPO/scripts/gen_synthetic_kb.py" "$distractors" \
+                --entries 601 >/dev/null
+            distractors=$distractors/wissensbasis
+        fi
+        db=${1:-pv_kb_bench_facts${distractors:+_601}}
+        # a named database is reused (its base is committed by the first run), created when missing
+        if [[ -z ${1:-} || -z $(psql_super -d postgres -c "SELECT 1 FROM pg_database WHERE datname='$db'") ]]; then
+            fresh_db $db
+        fi
+        BENCH_DISTRACTORS=$distractors shell $db "$REPO/scripts/bench/bench_fact_answers.py" ;;
     hostile)
         db=pv_kb_bench_hostile; fresh_db $db
         pv_kb_cmd import "$REPO/data/demo_kb/wissensbasis" -d $db --log-level=warn | sed -n 3,4p
@@ -202,5 +215,5 @@ PYEOF
             fi
             kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true
         done ;;
-    *) die "Usage: scripts/bench/run.sh import|retrieval DB|tune DB|ceiling DB|scale [ENTRIES]|embed [OPTIONS]|reembed DB|pipeline DB|health [DB]|load [USERS]|pii [OPTIONS]|pii-odoo [DB]" ;;
+    *) die "Usage: scripts/bench/run.sh import|retrieval DB|tune DB|ceiling DB|scale [ENTRIES]|embed [OPTIONS]|reembed DB|pipeline DB|health [DB]|fact-answers [--distractors] [DB]|load [USERS]|pii [OPTIONS]|pii-odoo [DB]" ;;
 esac
