@@ -1,11 +1,11 @@
 """The grounded question-answering service: one pipeline from a question to its log row.
 
-:func:`run` is the only place that sequences the steps of an answer — the personal-data gate, query
-rewriting, retrieval and context, reranking, the model's answer (``lib/answer/respond.py``), the question log
-and the turn the panel shows. How the database steps get their transaction is the caller's choice:
-:class:`InlineSteps` (one transaction: command line, evaluation, tests, ``pv.kb.agent._ask``) or
-:class:`ShortSteps` (a short cursor of its own per database step and none while a model answers: the chat
-panel's answers, controllers/main.py).
+:func:`run` is the only place that sequences the steps of an answer — the personal-data gate, the facts
+first for a value question they answer clearly, query rewriting, retrieval and context, reranking, the model's
+answer (``lib/answer/respond.py``), the question log and the turn the panel shows. How the database steps get
+their transaction is the caller's choice: :class:`InlineSteps` (one transaction: command line, evaluation,
+tests, ``pv.kb.agent._ask``) or :class:`ShortSteps` (a short cursor of its own per database step and none while
+a model answers: the chat panel's answers, controllers/main.py).
 
 Rules and checks are pure functions in ``lib/answer/`` (see its docstring for the order) and
 ``lib/search/followup.py``; this model wires them to the retriever, the Ollama client and the question log.
@@ -88,22 +88,25 @@ def run(steps, question, conversation=None, *, settings, filters=None, mode="hyb
             record = env["pv.kb.conversation"].browse(conversation or ())
         conversation_id = record.id
         prepared = env["pv.kb.agent"]._gate_question(question, record, settings=settings, pii_mapping=pii_mapping)
+        # 2. a value question the facts of the base answer: at once, before everything below
+        prepared = env["pv.kb.agent"]._facts_first(prepared, filters, mode=mode)
     result = None
     try:
-        # 2. query rewriting (optional model step, lib/answer/stages.py): no cursor of ShortSteps open
-        stages.rewrite_query(prepared, interactive_client, deadline=deadline, cancel=cancel)
-        # 3. retrieval, the evidence gate, the context
-        with steps.step() as env:
-            prepared = env["pv.kb.agent"]._build(prepared, filters, mode=mode)
-        # 4. reranking (optional model step): no cursor of ShortSteps open
-        stages.rerank_prepared(prepared, interactive_client, deadline=deadline, cancel=cancel)
+        if prepared.fact_answer is None:
+            # 3. query rewriting (optional model step, lib/answer/stages.py): no cursor of ShortSteps open
+            stages.rewrite_query(prepared, interactive_client, deadline=deadline, cancel=cancel)
+            # 4. retrieval, the evidence gate, the context
+            with steps.step() as env:
+                prepared = env["pv.kb.agent"]._build(prepared, filters, mode=mode)
+            # 5. reranking (optional model step): no cursor of ShortSteps open
+            stages.rerank_prepared(prepared, interactive_client, deadline=deadline, cancel=cancel)
         if on_retrieved and prepared.retrieval:
             on_retrieved(prepared.retrieval, conversation_id)
-        # 5. the model's answer, checked: no cursor of ShortSteps open
+        # 6. the model's answer (or the facts'), checked: no cursor of ShortSteps open
         result = respond(prepared, interactive_client, on_delta=on_delta, deadline=deadline, cancel=cancel)
         if cancel is not None and cancel.cancelled:
             result.status, result.notice = "abgebrochen", None
-        # 6. the question log and the turn (nothing is stored when the personal-data gate failed)
+        # 7. the question log and the turn (nothing is stored when the personal-data gate failed)
         if log:
             with steps.step() as env:
                 conversation_rec = env["pv.kb.conversation"].browse(conversation_id or ())
@@ -203,6 +206,35 @@ class PvKbAgent(models.AbstractModel):
             gated.question, gated.query, gated.history
         if conversation and not conversation.query_ids:
             conversation._rename(question[:80])   # the masked question names a new conversation
+        return prepared
+
+    @api.model
+    def _facts_first(self, prepared, filters=None, *, mode="hybrid"):
+        """Right after step 1a, in its transaction: a value question that the facts of the base answer clearly
+        is answered at once, before query rewriting, the query embedding and the full search. The facts that may
+        answer it name their entries (``pv.kb.fact._shortlist``), a full-text search among those entries
+        confirms them, the entries that contradict their facts are added, and the facts of these entries answer
+        it (lib/facts/lookup.find, as after the full search); every cited entry is one of them, so the citation
+        rule holds. Otherwise, and on any error, ``prepared`` goes on unchanged to the full pipeline. Not for a
+        follow-up question, in the dense mode, or with the model's explanation after the values (setting
+        ``fact_explain``: the model needs the context of the full search). Never raises."""
+        settings = prepared.settings
+        if (prepared.pii_failed or not settings.get("fact_answers") or settings.get("fact_explain")
+                or mode == "dense" or prepared.query != prepared.question):
+            return prepared
+        try:
+            shortlist = self.env["pv.kb.fact"]._shortlist(prepared.question)
+            if shortlist is None:       # no value question, or no fact of the base fits it
+                return prepared
+            with self.env.cr.savepoint():
+                retrieval = self.env["pv.kb.retriever"]._retrieve_among(
+                    prepared.question, shortlist.entry_ids, also=shortlist.partners, filters=filters,
+                    gated=prepared.gated)
+            answer = shortlist.answer(retrieval.entry_ids)
+            if answer is not None:
+                prepared.retrieval, prepared.fact_answer = retrieval, answer
+        except Exception:  # noqa: BLE001 - the full pipeline answers instead
+            _logger.exception("pv_kb: the facts could not answer at once; the full search answers")
         return prepared
 
     @api.model

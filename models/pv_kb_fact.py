@@ -6,26 +6,61 @@ the comparison's near matches by embedding get their vectors here (:meth:`PvKbFa
 import logging
 import threading
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from odoo import api, fields, models
 
 from ..lib.answer.fact_answer import compose, conflicts_among
-from ..lib.facts import lookup
-from ..lib.facts.compare import compare, topic_common_words
+from ..lib.facts import lookup, shortlist
+from ..lib.facts.compare import compare
+from ..lib.facts.concepts import abbreviations, synonym_links
 from ..lib.llm import client as ollama, errors as ollama_errors
+from ..lib.facts.extract import Fact, Source, extract_all
 
 _logger = logging.getLogger(__name__)
 
 CONCEPT_EMBED_SECONDS = 20.0    # time for embedding new concept texts in one health run
-from ..lib.facts.concepts import abbreviations, synonym_links
-from ..lib.facts.extract import Fact, Source, extract_all
 
-# facts of the whole base per database, for answering: (signature of the base, facts); renewed when an entry
-# or a synonym changed (the signature), so a worker never answers from an older base than the fact table
-_CACHE: dict[str, tuple[tuple, list]] = {}
+
+@dataclass
+class _Base:
+    """What answering needs of the whole base, per database and process: renewed when an entry or a synonym
+    changed (the signature), so a worker never answers from an older base than the fact table."""
+
+    signature: tuple
+    facts: list
+    synonyms: list                               # (term, expansions) rows of the synonym table
+    index: shortlist.FactIndex | None = None     # built on first use (lib/facts/shortlist.py)
+
+
+_CACHE: dict[str, _Base] = {}
 _CACHE_LOCK = threading.Lock()
+
+
+@dataclass
+class Shortlist:
+    """A value question over the whole base (``_shortlist``): the parsed question, the facts that may answer
+    it, and the base's index for the other sides (lib/facts/shortlist.partners)."""
+
+    question: lookup.Question
+    facts: list
+    index: shortlist.FactIndex
+
+    @property
+    def entry_ids(self):
+        return shortlist.entry_ids(self.facts)
+
+    def partners(self, found):
+        """The entries that contradict the facts of the entries ``found``."""
+        wanted = set(found)
+        return shortlist.partners([f for f in self.facts if f.entry_id in wanted], self.index)
+
+    def answer(self, entry_ids):
+        """As ``pv.kb.fact._answer(question, entry_ids)``, without parsing the question again."""
+        match = lookup.find(self.question, self.index.facts, list(entry_ids)) if entry_ids else None
+        return compose(match) if match else None
 
 PERIOD_SOURCES = [("cell", "Cell"), ("row", "Row"), ("column", "Column"), ("caption", "Table caption"),
                   ("title", "Entry title"), ("stand", "Stand of the entry"), ("sentence", "Sentence")]
@@ -197,45 +232,74 @@ class PvKbFact(models.Model):
 
     @api.model
     def _signature(self):
-        # the entries' content hashes (not write_date: a transaction's writes share one timestamp)
-        self.env.cr.execute("""SELECT count(*), md5(string_agg(kb_id || ':' || coalesce(content_hash, '')
-                                                           || ':' || coalesce(name, ''), ',' ORDER BY kb_id))
+        # the entries' content hashes (not write_date: a transaction's writes share one timestamp), summed as
+        # 64-bit hashes: no sort and no long string per question
+        self.env.cr.execute("""SELECT count(*), sum(hashtextextended(kb_id || ':' || coalesce(content_hash, '')
+                                                                || ':' || coalesce(name, ''), 0))
                                  FROM pv_kb_entry WHERE active
                                UNION ALL
-                               SELECT count(*), md5(string_agg(term || '=' || expansions, ',' ORDER BY term))
+                               SELECT count(*), sum(hashtextextended(term || '=' || expansions, 0))
                                  FROM pv_kb_synonym WHERE active""")
         return tuple(self.env.cr.fetchall())
 
     @api.model
-    def _cached_facts(self):
-        """The facts of the active entries, extracted once per change of the base (per process)."""
+    def _base(self):
+        """The facts of the active entries and the synonym rows, read once per change of the base (per process)."""
+        self.env["pv.kb.entry"].flush_model(["active", "content_hash", "name"])
+        self.env["pv.kb.synonym"].flush_model(["active", "term", "expansions"])
         signature = self._signature()
         with _CACHE_LOCK:
             cached = _CACHE.get(self.env.cr.dbname)
-            if cached and cached[0] == signature:
-                return cached[1]
+            if cached and cached.signature == signature:
+                return cached
         facts, _ = self._extract()
+        base = _Base(signature, facts, self.env["pv.kb.synonym"].sudo()._rows())
         with _CACHE_LOCK:
-            _CACHE[self.env.cr.dbname] = (signature, facts)
-        return facts
+            _CACHE[self.env.cr.dbname] = base
+        return base
+
+    @api.model
+    def _cached_facts(self):
+        """The facts of the active entries, extracted once per change of the base (per process)."""
+        return self._base().facts
 
     @api.model
     def _answer(self, question, entry_ids):
         """The answer composed from the facts of the retrieved entries ``entry_ids`` (in their order) when the
         question asks for a value and the match is clear, else None (lib/facts/lookup.py). Only retrieved
         entries are cited, so the citation rule holds."""
-        synonyms = self.env["pv.kb.synonym"].sudo()._rows()
-        parsed = lookup.parse_question(question, synonyms)
+        base = self._base()
+        parsed = lookup.parse_question(question, base.synonyms)
         if parsed is None or not entry_ids:
             return None
-        match = lookup.find(parsed, self._cached_facts(), list(entry_ids), **self._embedding_options())
+        match = lookup.find(parsed, base.facts, list(entry_ids), **self._embedding_options())
         return compose(match) if match else None
+
+    @api.model
+    def _shortlist(self, question):
+        """The value question ``question`` over the facts of the whole base (lib/facts/shortlist.py): a
+        :class:`Shortlist`, or None when it asks for no value or no fact may answer it."""
+        base = self._base()
+        parsed = lookup.parse_question(question, base.synonyms)
+        if parsed is None:
+            return None
+        fact_index = self._index(base)
+        facts = shortlist.candidates(parsed, fact_index)
+        return Shortlist(parsed, facts, fact_index) if facts else None
+
+    @api.model
+    def _index(self, base=None):
+        """The index of the base's facts (lib/facts/shortlist.index), built once per base."""
+        base = base or self._base()
+        if base.index is None:
+            base.index = shortlist.index(base.facts)    # a race builds the same index twice, harmlessly
+        return base.index
 
     @api.model
     def _conflicts(self, entry_ids):
         """The ⚠ conflicts among the entries ``entry_ids`` by the fact comparison (the whole base's topic words
         decide the subjects, as in the health check): lib.answer.types.Conflict records."""
-        facts = self._cached_facts()
+        fact_index = self._index()
         wanted = set(entry_ids)
-        return conflicts_among(compare([f for f in facts if f.entry_id in wanted], common=topic_common_words(facts),
+        return conflicts_among(compare([f for f in fact_index.facts if f.entry_id in wanted], common=fact_index.common,
                                        **self._embedding_options()))

@@ -41,6 +41,7 @@ def _refs(raw):
     """The cross references of an entry as stored (comma-separated ids) as a list."""
     return [r for r in (raw or "").split(",") if r]
 QUERY_EMBED_TIMEOUT = 15.0
+FTS_PER_ENTRY = 20       # _retrieve_among: matching sections ranked per entry asked for
 _STEMS = {}              # word -> german_stem (see PvKbRetriever._stems); cleared when it grows past:
 _STEMS_MAX = 50_000
 
@@ -138,6 +139,8 @@ class PvKbRetriever(models.AbstractModel):
             parts.append(SQL("e.stand_date >= %s", filters["stand_from"]))
         if filters.get("stand_to"):
             parts.append(SQL("e.stand_date <= %s", filters["stand_to"]))
+        if filters.get("kb_ids") is not None:     # the fast path of a value question: these entries only
+            parts.append(SQL("e.kb_id = ANY(%s)", list(filters["kb_ids"])))
         return SQL(" AND ").join(parts)
 
     @api.model
@@ -353,6 +356,46 @@ class PvKbRetriever(models.AbstractModel):
         return RetrievalResult(question=question, query=query, mode=cand.used, entries=entries, chunks=chunks,
                                entry_info=info, plan=plan, degraded=cand.degraded, ollama_error=cand.error,
                                evidence=evidence, timings=timings)
+
+    @api.model
+    def _retrieve_among(self, question, kb_ids, *, also=None, filters=None, gated=None):
+        """Full-text retrieval among the entries ``kb_ids`` only: those with a section that matches the question,
+        best first — the fast path of a value question (models/pv_kb_agent.py), where the facts of the base
+        have named the entries. ``also(found ids)`` names entries added after them without a search (the other
+        side of a contradiction); ``filters`` hold for both. No query embedding: the mode is "fts"."""
+        if gated is None:
+            gated = self.env["pv.kb.settings"]._pii_gate(question)
+        started = time.perf_counter()
+        Chunk = self.env["pv.kb.chunk"]
+        plan = fulltext.build_query(gated.query, Chunk._lexicon(), Chunk._synonyms())
+        tsquery, _broad = self._prune_query(plan.tsquery)
+        timings = {"plan_ms": (time.perf_counter() - started) * 1000}
+        t0 = time.perf_counter()
+        light = {}
+        hits = self._fts_hits(tsquery, dict(filters or {}, kb_ids=kb_ids), light=light,
+                              limit=max(CANDIDATES, FTS_PER_ENTRY * len(kb_ids))) if kb_ids else []
+        timings["fts_ms"] = (time.perf_counter() - t0) * 1000
+        # the entries as the fusion ranks the full-text list alone (sections summed, Kernwerte preferred)
+        entries = fusion.fuse({"fts": hits}, weights={"fts": 1.0}, method=RECIPE.method, k=RECIPE.k,
+                              chunk_decay=RECIPE.chunk_decay, kernwerte_boost=RECIPE.kernwerte_boost,
+                              prefer_kernwerte=plan.is_value_question, top_n=None,
+                              stand_dates={i: date for i, (date, _refs) in light.items()})
+        found = [e.entry_id for e in entries]
+        extra = [i for i in dict.fromkeys(also(found) if also and found else []) if i not in found]
+        if extra and filters:
+            self.env.cr.execute(SQL("SELECT e.kb_id FROM pv_kb_entry e WHERE e.kb_id = ANY(%s) AND %s", extra,
+                                    self._filter_sql(filters)))
+            allowed = {row[0] for row in self.env.cr.fetchall()}
+            extra = [i for i in extra if i in allowed]
+        info = self._entry_info(found + extra, active=True)
+        entries += [fusion.EntryResult(i, 0.0, [], "", {"facts": n}) for n, i in enumerate(extra, 1)]
+        entries = [e for e in entries if e.entry_id in info]
+        timings["retrieve_ms"] = (time.perf_counter() - started) * 1000
+        evidence = {"fts_hits": len(hits), "dense_best": None, "has_terms": bool(plan.tsquery),
+                    "topics": list(dict.fromkeys(info[e.entry_id]["topic"] for e in entries))}
+        # no sections are read: the facts answer, no context is built
+        return RetrievalResult(question=gated.question, query=gated.query, mode="fts", entries=entries, chunks={},
+                               entry_info=info, plan=plan, evidence=evidence, timings=timings)
 
     @api.model
     def _entry_light(self, kb_ids):

@@ -1,5 +1,9 @@
 """Value questions answered from the fact table through the agent: at once, cited from retrieved entries only,
-logged as such; the setting turns it off."""
+logged as such; the setting turns it off. The facts first: before the query embedding and the full search,
+and the full search when they give no clear answer at once."""
+import json
+from unittest.mock import patch
+
 from odoo.tests import tagged
 
 from .common import DEMO_KB, StandInCase
@@ -45,3 +49,70 @@ class TestFactAnswers(StandInCase):
     def test_other_questions_go_to_the_model(self):
         result = self.env["pv.kb.agent"]._ask("Warum gibt es eine Geringfügigkeitsgrenze?")
         self.assertFalse(result.from_facts)
+
+    def embed_requests(self):
+        return [r for r in self.standin.requests_log if r["path"] in ("/api/embed", "/api/embeddings")]
+
+    def test_the_facts_answer_before_the_query_embedding_and_the_full_search(self):
+        """"GFB 2025?": no query embedding is asked for; the entries a full-text search found among those the
+        facts name are the retrieved ones, logged with every cited entry among them."""
+        with patch.object(type(self.env["pv.kb.retriever"]), "_retrieve",
+                          side_effect=AssertionError("no full search")):
+            result = self.env["pv.kb.agent"]._ask("GFB 2025?")
+        self.assertTrue(result.from_facts)
+        self.assertIn("€ 551,10 [lb-gfb-01] (Stand 2025-01)", result.answer)
+        self.assertEqual(self.embed_requests(), [], "no query embedding")
+        self.assertEqual(result.query.mode, "fts")
+        logged = [row["kb_id"] for row in json.loads(result.query.retrieved_json)]
+        self.assertEqual(logged, result.retrieved_ids)
+        self.assertIn("lb-gfb-01", logged)
+        self.assertTrue(set(result.cited_ids) <= set(logged), (result.cited_ids, logged))
+        self.assertTrue(all(row["signals"] for row in json.loads(result.query.retrieved_json)))
+
+    def test_the_other_side_of_a_contradiction_is_retrieved_by_the_facts(self):
+        """Only lb-ust-02's facts fit "§ 68 Abs 2 EStG Höchstbetrag"; wiku-ust-01 states the older value under
+        another label: it is added to the retrieved entries (signal "facts") and both sides are shown."""
+        result = self.env["pv.kb.agent"]._ask("§ 68 Abs 2 EStG Höchstbetrag")
+        self.assertTrue(result.from_facts, result.retrieved_ids)
+        self.assertEqual(self.embed_requests(), [])
+        self.assertIn("⚠", result.answer)
+        self.assertTrue({"lb-ust-02", "wiku-ust-01"} <= set(result.cited_ids) <= set(result.retrieved_ids))
+        partner = next(row for row in json.loads(result.query.retrieved_json) if row["kb_id"] == "wiku-ust-01")
+        self.assertEqual(partner["signals"], {"facts": 1})
+
+    def test_the_filters_hold_for_the_facts_as_well(self):
+        """A topic filter: only the entries of the topic are searched and cited (lb-sv-01 of the
+        Sozialversicherung names the same value); another topic gets no answer from these facts."""
+        result = self.env["pv.kb.agent"]._ask("GFB 2025?", filters={"topics": ["geringfuegig"]})
+        self.assertTrue(result.from_facts)
+        self.assertEqual(result.query.mode, "fts")
+        entries = self.env["pv.kb.entry"].search([("kb_id", "in", result.retrieved_ids)])
+        self.assertEqual(set(entries.mapped("topic")), {"geringfuegig"})
+        self.assertIn("lb-gfb-01", result.cited_ids)
+        self.assertNotIn("lb-sv-01", result.cited_ids)
+        other = self.env["pv.kb.agent"]._ask("GFB 2025?", filters={"topics": ["reisekosten"]})
+        self.assertFalse(other.from_facts)
+        self.assertNotIn("lb-gfb-01", other.cited_ids)
+
+    def test_without_a_clear_answer_at_once_the_full_search_answers(self):
+        """The facts first fail (here: the search among the named entries breaks): the full search runs, and
+        the facts of its entries answer as before."""
+        with patch.object(type(self.env["pv.kb.retriever"]), "_retrieve_among", side_effect=RuntimeError("down")), \
+                self.assertLogs("odoo.addons.pv_kb.models.pv_kb_agent", "ERROR") as logged:
+            result = self.env["pv.kb.agent"]._ask("GFB 2025?")
+        self.assertIn("the full search answers", logged.output[0])
+        self.assertTrue(result.from_facts)
+        self.assertIn("€ 551,10 [lb-gfb-01] (Stand 2025-01)", result.answer)
+        self.assertEqual(result.query.mode, "hybrid")
+        self.assertTrue(self.embed_requests(), "the full search embedded the question")
+        self.assertTrue(set(result.cited_ids) <= set(result.retrieved_ids))
+
+    def test_with_the_models_explanation_the_full_search_gives_its_context(self):
+        settings = self.env["pv.kb.settings"]._get({"fact_explain": True})
+        streamed = []
+        result = self.env["pv.kb.agent"]._ask("GFB 2025?", settings=settings, on_delta=streamed.append)
+        self.assertTrue(result.from_facts)
+        self.assertEqual(result.query.mode, "hybrid")
+        self.assertTrue(self.chat_requests(), "the model explained the values")
+        self.assertTrue(streamed[0].startswith("Aus den Kernwerten der Wissensbasis:"), streamed[:2])
+        self.assertTrue(result.answer.startswith(streamed[0]))

@@ -160,15 +160,19 @@ def relation(a: Fact, b: Fact) -> str:
     return ""
 
 
+def bucket_keys(fact: Fact) -> list[tuple]:
+    """The buckets a fact is compared in: per topic and start of a label word, per legal basis and key. Only
+    facts that share a bucket are compared; none for a reference or a value without numbers."""
+    if fact.is_reference or not fact.value.numbers:
+        return []
+    return [(fact.topic, word[:6]) for word in fact.key] + [("law", law, fact.key) for law in fact.legal]
+
+
 def _buckets(facts: list[Fact]):
     buckets: dict[tuple, list[int]] = {}
     for index, fact in enumerate(facts):
-        if fact.is_reference or not fact.value.numbers:
-            continue
-        for word in fact.key:
-            buckets.setdefault((fact.topic, word[:6]), []).append(index)
-        for law in fact.legal:
-            buckets.setdefault(("law", law, fact.key), []).append(index)
+        for key in bucket_keys(fact):
+            buckets.setdefault(key, []).append(index)
     for bucket in buckets.values():
         if 1 < len(bucket) <= MAX_BUCKET:
             yield bucket

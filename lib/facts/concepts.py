@@ -177,6 +177,17 @@ def words_match(word: str, other: str) -> bool:
     return common >= 8 and common >= 0.8 * len(short)
 
 
+def match_keys(word: str) -> list[tuple[str, str]]:
+    """Keys under which :func:`words_match` partners meet: two words that match share one of their keys (the
+    word itself, its first six letters, its last five), so an index by these keys finds every partner."""
+    keys = [("=", word)]
+    if len(word) >= 6:
+        keys.append(("<", word[:6]))
+    if len(word) >= 5:
+        keys.append((">", word[-5:]))
+    return keys
+
+
 def word_in(word: str, words: Iterable[str], near_threshold: float = 1.01) -> bool:
     """``word`` matches one of ``words`` (:func:`words_match`, or trigram similarity ≥ ``near_threshold``)."""
     return any(words_match(word, other) or near_threshold <= 1 and word_similarity(word, other) >= near_threshold

@@ -190,6 +190,11 @@ def _eligible(question: Question, fact: Fact) -> bool:
     return all(any(word_in(a, pool) for a in alternatives) for alternatives in question.words)
 
 
+def eligible_facts(question: Question, facts: Iterable[Fact]) -> list[Fact]:
+    """The facts that may answer ``question``, before :func:`find` asks for a clear match among them."""
+    return [f for f in facts if _eligible(question, f)]
+
+
 def _groups(facts: list[Fact], common: dict) -> list[list[Fact]]:
     groups: list[list[Fact]] = []
     for fact in facts:

@@ -1,0 +1,81 @@
+"""The shortlist of a value question over the whole base, before any search: the entries whose facts may answer
+it, and the entries whose facts of the same concept state another value (the other side of a ⚠).
+
+The agent answers a value question from the facts first (models/pv_kb_agent.py): :func:`candidates` names the
+entries with a fact that passes the lookup's rules for the question (lib/facts/lookup.eligible_facts), a
+full-text search among those entries confirms them, and :func:`partners` adds the entries that contradict the
+confirmed facts or state an older value, found in the buckets the fact comparison uses (lib/facts/compare).
+The answer itself is then lib/facts/lookup.find over the facts of these entries, the same function as after
+the full search; when it finds no clear match the full search runs.
+
+:func:`index` prepares the facts of the whole base once per change of the base (per process,
+models/pv_kb_fact.py): the topics' shared words and the comparison buckets.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from .compare import bucket_keys, relation, same_concept, topic_common_words
+from .concepts import match_keys, word_in
+from .extract import Fact
+from .lookup import Question, eligible_facts
+
+
+@dataclass
+class FactIndex:
+    """The facts of the whole base with what a shortlist needs of them."""
+
+    facts: list[Fact]
+    common: dict = field(default_factory=dict)          # lib/facts/compare.topic_common_words of the base
+    buckets: dict[tuple, list[Fact]] = field(default_factory=dict)   # compare.bucket_keys -> facts
+    by_word: dict[str, list[int]] = field(default_factory=dict)      # a concept key word -> positions in facts
+    by_match_key: dict[tuple, set[str]] = field(default_factory=dict)  # concepts.match_keys -> key words
+
+
+def index(facts: list[Fact]) -> FactIndex:
+    """The index of the base's ``facts``."""
+    buckets: dict[tuple, list[Fact]] = {}
+    by_word: dict[str, list[int]] = {}
+    for position, fact in enumerate(facts):
+        for key in bucket_keys(fact):
+            buckets.setdefault(key, []).append(fact)
+        for word in fact.key:
+            by_word.setdefault(word, []).append(position)
+    by_match_key: dict[tuple, set[str]] = {}
+    for word in by_word:
+        for key in match_keys(word):
+            by_match_key.setdefault(key, set()).add(word)
+    return FactIndex(facts, topic_common_words(facts), buckets, by_word, by_match_key)
+
+
+def candidates(question: Question, fact_index: FactIndex) -> list[Fact]:
+    """The facts of the whole base that may answer ``question``, in the base's order. A fact may only when the
+    question names every word of its concept key (the lookup's first rule): those facts are found through the
+    key words the question names (met under their match keys), and the lookup's rules decide on them."""
+    near = {word for alternatives in question.words for alternative in alternatives
+            for key in match_keys(alternative) for word in fact_index.by_match_key.get(key, ())}
+    named = {word for word in near if any(word_in(word, alternatives) for alternatives in question.words)}
+    positions = sorted({p for word in named for p in fact_index.by_word[word]})
+    return eligible_facts(question, [fact_index.facts[p] for p in positions if fact_index.facts[p].key <= named])
+
+
+def entry_ids(facts: Iterable[Fact]) -> list[str]:
+    """The entries of ``facts``, each once, in their order."""
+    return list(dict.fromkeys(f.entry_id for f in facts))
+
+
+def partners(chosen: Iterable[Fact], fact_index: FactIndex) -> list[str]:
+    """Entries (other than those of ``chosen``) with a fact of the same concept as one of ``chosen`` and
+    another value: a conflict or an outdated pair, as lib/facts/compare.compare pairs them."""
+    chosen = list(chosen)
+    own = {f.entry_id for f in chosen}
+    out: list[str] = []
+    for fact in chosen:
+        for key in bucket_keys(fact):
+            for other in fact_index.buckets.get(key, ()):
+                if other.entry_id in own or other.entry_id in out:
+                    continue
+                if relation(fact, other) and same_concept(fact, other, fact_index.common):
+                    out.append(other.entry_id)
+    return out
