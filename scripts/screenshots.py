@@ -175,8 +175,24 @@ def main(odoo_url, db, standin_url, out_dir):
         print(f"first text in the panel after the model's first token: median {statistics.median(latencies):.0f} ms, "
               f"max {latencies[-1]:.0f} ms over {len(latencies)} questions")
         cockpit(browser, odoo_url, out_dir)
+        fact_cell(browser, odoo_url, out_dir)
     finally:
         browser.close()
+
+
+def fact_cell(browser, odoo_url, out_dir):
+    """An answer from the facts, the chip of its line opened: the entry with the value's cell marked."""
+    browser.call("Page.navigate", url=f"{odoo_url}/odoo/action-pv_kb.action_pv_kb_entry")
+    browser.wait_for("!!document.querySelector('.o_pv_kb_systray_toggle')", 90)
+    browser.eval("document.querySelector('.o_pv_kb_systray_toggle').click()")
+    browser.wait_for("!!document.querySelector('.o_pv_kb_input')")
+    ask(browser, "GFB 2025?")
+    browser.eval("[...document.querySelectorAll('.o_pv_kb_turn')].pop()"
+                 ".querySelector('li .o_pv_kb_cite[data-kb-id=\"lb-gfb-01\"]').click()")
+    browser.wait_for("!!document.querySelector('.o_form_view td.o_pv_kb_quote_hl')", 60)
+    time.sleep(1.0)
+    browser.screenshot(f"{out_dir}/entry-facts-cell.png")
+    print(f"screenshot {out_dir}/entry-facts-cell.png")
 
 
 def cockpit(browser, odoo_url, out_dir):

@@ -108,7 +108,7 @@ def compose(match: Match) -> FactAnswer:
         if fact.entry_id not in cited:
             cited.append(fact.entry_id)
     lines = [{"entry_id": f.entry_id, "text": fact_line(f), "passage": f.passage, "value": f.text,
-              "period": f.period.label(), "stand": f.stand, "line": f.line} for f in facts]
+              "period": f.period.label(), "stand": f.stand, "line": f.line, "column": f.column} for f in facts]
     return FactAnswer("\n\n".join(parts), cited, conflicts_among(match.pairs), lines)
 
 
@@ -122,8 +122,9 @@ def respond_with_facts(prepared, on_delta, model_step, make_result):
         on_delta(facts.text)
     result = make_result(status="beantwortet", answer=facts.text, cited_ids=list(facts.cited),
                          conflicts=list(facts.conflicts), answer_mode="facts", from_facts=True,
-                         quotes=[{"kb_id": line["entry_id"], "passage": line["passage"], "value": line["value"]}
-                                 for line in facts.lines])
+                         # the table cell of each value (``column`` of its row, -1 for a bullet): the panel marks it
+                         quotes=[{"kb_id": line["entry_id"], "passage": line["passage"], "value": line["value"],
+                                  "column": line["column"]} for line in facts.lines])
     if not prepared.settings.get("fact_explain") or not prepared.messages:
         return result
     head = facts.text + "\n\n"

@@ -368,10 +368,12 @@ export class PvKbChat {
      * Open a knowledge base entry in the main screen; the panel stays open
      * (on small screens it steps aside so the entry can be read).
      *
-     * @param {{entryId?: number|null, kbId: string, quote?: string|null}} params
-     *   quote: a passage of the entry to scroll to and highlight (structured answers)
+     * @param {{entryId?: number|null, kbId: string, quote?: string|null,
+     *          cell?: {column: number, value: string}|null}} params
+     *   quote: a passage of the entry to scroll to and highlight (structured answers, the row of a value);
+     *   cell: for a value of a Kernwerte table (an answer from the facts), the cell of that row to mark
      */
-    async openEntry({ entryId, kbId, quote = null }) {
+    async openEntry({ entryId, kbId, quote = null, cell = null }) {
         let resId = entryId || null;
         if (!resId && kbId) {
             const ids = await this.orm.search("pv.kb.entry", [["kb_id", "=", kbId]], {
@@ -396,7 +398,12 @@ export class PvKbChat {
             res_id: resId,
             views: [[false, "form"]],
             target: "current",
-            context: quote ? { pv_kb_quote: quote } : {},
+            context: quote
+                ? {
+                      pv_kb_quote: quote,
+                      ...(cell ? { pv_kb_quote_column: cell.column, pv_kb_quote_value: cell.value } : {}),
+                  }
+                : {},
         });
     }
 }

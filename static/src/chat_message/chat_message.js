@@ -62,11 +62,12 @@ export class ChatMessage extends Component {
         const entryId = parseInt(chip.dataset.entryId) || null;
         const kbId = chip.dataset.kbId;
         // structured answers: the passage the statement rests on, highlighted in the entry; an answer from the
-        // facts: the table row of the value on the chip's line
+        // facts: the table row of the value on the chip's line, and in it the value's cell
         const mine = (this.turn.quotes || []).filter((q) => q.kb_id === kbId);
         const line = chip.closest("li, p")?.textContent || "";
-        const quote = (mine.find((q) => q.value && line.includes(q.value)) || mine[0])?.passage || null;
-        this.chat.openEntry({ entryId, kbId, quote });
+        const found = mine.find((q) => q.value && line.includes(q.value)) || mine[0];
+        const cell = found && found.value && found.column >= 0 ? { column: found.column, value: found.value } : null;
+        this.chat.openEntry({ entryId, kbId, quote: found?.passage || null, cell });
     }
 
     async rate(rating) {

@@ -34,7 +34,49 @@ export function findPassage(root, quote) {
     return bestScore >= wanted.size / 2 ? best : null;
 }
 
-/** The entry's rendered text; a passage named in the action context (pv_kb_quote) is scrolled to and marked. */
+/**
+ * The cell of the table row `row` that holds `value`: the cell at `column` (0-based, the label cell first)
+ * when it holds all the value's words, else the first cell that does; null when none does.
+ */
+export function findCell(row, column, value) {
+    const wanted = words(value);
+    if (!wanted.length) {
+        return null;
+    }
+    const holds = (cell) => {
+        const have = new Set(words(cell?.textContent));
+        return Boolean(cell) && wanted.every((w) => have.has(w));
+    };
+    const cells = [...row.children].filter((el) => el.tagName === "TD" || el.tagName === "TH");
+    return holds(cells[column]) ? cells[column] : cells.find(holds) || null;
+}
+
+/**
+ * Mark the passage `quote` in `root`: the element that holds it (o_pv_kb_quote_hl). With `column` (a value of a
+ * Kernwerte table, an answer from the facts) the passage's table row is marked lightly (o_pv_kb_quote_row) and
+ * the value's cell strongly; a passage outside a table, or a row without the value, is marked as a whole.
+ * Returns the element to scroll to, or null when the passage is not found.
+ */
+export function markQuote(root, quote, { column = null, value = "" } = {}) {
+    const el = quote ? findPassage(root, quote) : null;
+    if (!el) {
+        return null;
+    }
+    const row = Number.isInteger(column) && column >= 0 ? el.closest("tr") : null;
+    const cell = row && findCell(row, column, value);
+    if (!cell) {
+        el.classList.add("o_pv_kb_quote_hl");
+        return el;
+    }
+    row.classList.add("o_pv_kb_quote_row");
+    cell.classList.add("o_pv_kb_quote_hl");
+    return cell;
+}
+
+/**
+ * The entry's rendered text; a passage named in the action context (pv_kb_quote) is scrolled to and marked,
+ * for a value of a table (pv_kb_quote_column, pv_kb_quote_value) its cell.
+ */
 export class EntryBody extends Component {
     static template = "pv_kb.EntryBody";
     static props = { ...standardFieldProps };
@@ -42,12 +84,12 @@ export class EntryBody extends Component {
     setup() {
         this.root = useRef("root");
         onMounted(() => {
-            const quote = this.props.record.context?.pv_kb_quote;
-            const el = quote && this.root.el && findPassage(this.root.el, quote);
-            if (el) {
-                el.classList.add("o_pv_kb_quote_hl");
-                el.scrollIntoView?.({ block: "center" });
-            }
+            const context = this.props.record.context || {};
+            const el = this.root.el && markQuote(this.root.el, context.pv_kb_quote, {
+                column: context.pv_kb_quote_column ?? null,
+                value: context.pv_kb_quote_value || "",
+            });
+            el?.scrollIntoView?.({ block: "center" });
         });
     }
 

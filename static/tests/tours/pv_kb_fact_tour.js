@@ -2,7 +2,7 @@ import { registry } from "@web/core/registry";
 
 /**
  * A value question answered from the Kernwerte: the lines with year, value, entry and Stand appear, and the
- * citation chip opens the entry with the table row of the value highlighted.
+ * citation chip opens the entry with the value's cell marked (its table row lightly).
  */
 registry.category("web_tour.tours").add("pv_kb_fact_tour", {
     url: "/odoo",
@@ -33,8 +33,13 @@ registry.category("web_tour.tours").add("pv_kb_fact_tour", {
             run: "click",
         },
         {
-            content: "The entry opens with the value's table row highlighted",
-            trigger: ".o_form_view .o_pv_kb_quote_hl:contains('551,10')",
+            content: "The entry opens with the value's cell marked in its lightly marked table row",
+            trigger:
+                ".o_form_view tr.o_pv_kb_quote_row:contains('Geringfügigkeitsgrenze') > td.o_pv_kb_quote_hl:contains('551,10')",
+        },
+        {
+            content: "Only the cell is marked strongly, not the whole row",
+            trigger: ".o_form_view .o_pv_kb_entry_body_text:not(:has(tr.o_pv_kb_quote_hl))",
         },
     ],
 });
