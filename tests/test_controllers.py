@@ -121,6 +121,55 @@ class TestChatEndpoints(StandInCase, HttpCase):
                     self.assertTrue(live["quotes"], "the passages the statements rest on")
         self.set_settings(fact_answers="False")
 
+    def test_the_values_reach_the_client_before_the_models_first_token(self):
+        """An answer from the facts with the model's explanation after the values: the fact lines are the first
+        text of the stream and reach the client while the model has not written its first token (the stand-in
+        holds it back); the explanation follows below them. Streamed, and polled from a job row."""
+        self.authenticate("kb_http_user", "kb_http_user")
+        self.set_settings(fact_answers="True", fact_explain="True")
+        question = "Wie hoch ist der Freibetrag für Sonderzahlungen?"
+        self.standin.set_chat_timing(first_token_ms=1500, token_ms=20)
+        body = {"question": question, "csrf_token": self.csrf_token()}
+        received = []   # (time the client read it, event)
+        response = self.opener.post(self.base_url() + "/pv_kb/ask/stream", data=json.dumps(body),
+                                    headers={"Content-Type": "application/json"}, timeout=60, stream=True)
+        with release_test_lock():    # the answer's thread needs the test cursor for its last step meanwhile
+            for line in response.iter_lines():
+                if line.strip():
+                    received.append((time.time(), json.loads(line)))
+        events = [e for _t, e in received if e["type"] != "ping"]
+        self.assertEqual((events[0]["type"], events[-1]["type"]), ("meta", "final"), events)
+        deltas = [(t, e["text"]) for t, e in received if e["type"] == "delta"]
+        facts_at, facts = deltas[0]
+        final = events[-1]
+        self.assertTrue(final["from_facts"], final)
+        self.assertTrue(facts.startswith("Aus den Kernwerten der Wissensbasis:"), facts)
+        self.assertIn("[lb-sz-01]", facts)
+        first_tokens = self.standin.first_token_times
+        self.assertEqual(len(first_tokens), 1, "the model wrote its explanation")
+        self.assertLess(facts_at, first_tokens[0], "the values reached the client before the model's first token")
+        # the explanation follows below the values, which stay the head of the answer
+        self.assertGreater(len(deltas), 1, "the model's text came as deltas of its own")
+        self.assertGreater(len(final["answer"]), len(facts))
+        self.assertTrue(final["answer"].startswith(facts), final["answer"])
+        self.wait_for_free_slots()
+
+        # a prefork HTTP worker: the job row holds the values before the model's first token
+        self.standin.reset()
+        self.standin.set_chat_timing(first_token_ms=1500, token_ms=20)
+        lines = self.ask_polled(question)
+        state = self.poll(lines[0]["job_id"], lambda s: any(
+            e["type"] == "snapshot" and e["text"].startswith("Aus den Kernwerten") for e in s["events"]))
+        seen_at = time.time()
+        self.assertNotIn("final", [e["type"] for e in state["events"]])
+        done = self.poll(lines[0]["job_id"], lambda s: s["done"])
+        self.assertEqual(done["events"][-1]["type"], "final")
+        first_tokens = self.standin.first_token_times
+        self.assertEqual(len(first_tokens), 1, "the model wrote its explanation")
+        self.assertLess(seen_at, first_tokens[0], "the panel had the values before the model's first token")
+        self.wait_for_free_slots()
+        self.set_settings(fact_answers="False", fact_explain="False")
+
     def test_the_stream_route_under_websocket_streams_and_is_counted(self):
         """/websocket/…: the prefix Odoo's documented proxy configuration sends to the gevent worker; in the
         threaded server it streams as well."""
