@@ -186,9 +186,16 @@ def fact_cell(browser, odoo_url, out_dir):
     browser.wait_for("!!document.querySelector('.o_pv_kb_systray_toggle')", 90)
     browser.eval("document.querySelector('.o_pv_kb_systray_toggle').click()")
     browser.wait_for("!!document.querySelector('.o_pv_kb_input')")
+    time.sleep(1.5)     # the panel reopens the last conversation; then a new one
+    browser.eval("document.querySelector('.o_pv_kb_new')?.click()")
+    browser.wait_for("!document.querySelector('.o_pv_kb_turn')", 30)
     ask(browser, "GFB 2025?")
-    browser.eval("[...document.querySelectorAll('.o_pv_kb_turn')].pop()"
-                 ".querySelector('li .o_pv_kb_cite[data-kb-id=\"lb-gfb-01\"]').click()")
+    chip = ("[...document.querySelectorAll('.o_pv_kb_turn')].pop()"
+            ".querySelector('li .o_pv_kb_cite[data-kb-id=\"lb-gfb-01\"]')")
+    if not browser.eval(f"!!{chip}"):
+        raise RuntimeError("no chip of lb-gfb-01 in the answer: " + str(browser.eval(
+            "[...document.querySelectorAll('.o_pv_kb_turn')].pop().innerText")))
+    browser.eval(f"{chip}.click()")
     browser.wait_for("!!document.querySelector('.o_form_view td.o_pv_kb_quote_hl')", 60)
     time.sleep(1.0)
     browser.screenshot(f"{out_dir}/entry-facts-cell.png")
