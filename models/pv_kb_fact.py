@@ -14,7 +14,7 @@ from odoo import api, fields, models
 
 from ..lib.answer.fact_answer import compose, conflicts_among
 from ..lib.facts import lookup, shortlist
-from ..lib.facts.compare import compare
+from ..lib.facts.compare import EMBED_THRESHOLD, compare
 from ..lib.facts.concepts import abbreviations, synonym_links
 from ..lib.llm import client as ollama, errors as ollama_errors
 from ..lib.facts.extract import Fact, Source, extract_all
@@ -33,6 +33,7 @@ class _Base:
     facts: list
     synonyms: list                               # (term, expansions) rows of the synonym table
     index: shortlist.FactIndex | None = None     # built on first use (lib/facts/shortlist.py)
+    links: frozenset | None = None                # the synonym table's word pairs (concepts.synonym_links)
 
 
 _CACHE: dict[str, _Base] = {}
@@ -42,11 +43,13 @@ _CACHE_LOCK = threading.Lock()
 @dataclass
 class Shortlist:
     """A value question over the whole base (``_shortlist``): the parsed question, the facts that may answer
-    it, and the base's index for the other sides (lib/facts/shortlist.partners)."""
+    it, the base's index for the other sides (lib/facts/shortlist.partners) and the comparison's near-match
+    arguments (``PvKbFact._embedding_options``)."""
 
     question: lookup.Question
     facts: list
     index: shortlist.FactIndex
+    near: dict
 
     @property
     def entry_ids(self):
@@ -55,11 +58,12 @@ class Shortlist:
     def partners(self, found):
         """The entries that contradict the facts of the entries ``found``."""
         wanted = set(found)
-        return shortlist.partners([f for f in self.facts if f.entry_id in wanted], self.index)
+        return shortlist.partners([f for f in self.facts if f.entry_id in wanted], self.index,
+                                  self.near.get("embed"), self.near.get("embed_threshold", EMBED_THRESHOLD))
 
     def answer(self, entry_ids):
         """As ``pv.kb.fact._answer(question, entry_ids)``, without parsing the question again."""
-        match = lookup.find(self.question, self.index.facts, list(entry_ids)) if entry_ids else None
+        match = lookup.find(self.question, self.index.facts, list(entry_ids), **self.near) if entry_ids else None
         return compose(match) if match else None
 
 PERIOD_SOURCES = [("cell", "Cell"), ("row", "Row"), ("column", "Column"), ("caption", "Table caption"),
@@ -132,15 +136,21 @@ class PvKbFact(models.Model):
         return facts, compare(facts, **self._embedding_options(fetch=fetch))
 
     @api.model
-    def _embedding_options(self, fetch=False, settings=None):
+    def _embedding_options(self, fetch=False, settings=None, base=None):
         """The comparison's near-match arguments: the embedder, the threshold (setting
-        ``health_concept_similarity``; 0 switches the near matches off) and the synonym table's word pairs."""
+        ``health_concept_similarity``; 0 switches the near matches off) and the synonym table's word pairs
+        (``base``: of the cached base, :meth:`_base`, kept with it)."""
         settings = settings or self.env["pv.kb.settings"]._get()
         threshold = settings["health_concept_similarity"]
         if not threshold:
             return {}
-        return {"embed": self._concept_embedder(settings, fetch=fetch), "embed_threshold": threshold,
-                "links": synonym_links(self.env["pv.kb.synonym"].sudo()._rows())}
+        if base is None:
+            links = synonym_links(self.env["pv.kb.synonym"].sudo()._rows())
+        else:
+            if base.links is None:
+                base.links = synonym_links(base.synonyms)
+            links = base.links
+        return {"embed": self._concept_embedder(settings, fetch=fetch), "embed_threshold": threshold, "links": links}
 
     @api.model
     def _concept_embedder(self, settings, fetch=False):
@@ -272,7 +282,7 @@ class PvKbFact(models.Model):
         parsed = lookup.parse_question(question, base.synonyms)
         if parsed is None or not entry_ids:
             return None
-        match = lookup.find(parsed, base.facts, list(entry_ids), **self._embedding_options())
+        match = lookup.find(parsed, base.facts, list(entry_ids), **self._embedding_options(base=base))
         return compose(match) if match else None
 
     @api.model
@@ -285,7 +295,7 @@ class PvKbFact(models.Model):
             return None
         fact_index = self._index(base)
         facts = shortlist.candidates(parsed, fact_index)
-        return Shortlist(parsed, facts, fact_index) if facts else None
+        return Shortlist(parsed, facts, fact_index, self._embedding_options(base=base)) if facts else None
 
     @api.model
     def _index(self, base=None):

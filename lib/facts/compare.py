@@ -256,22 +256,37 @@ def embedding_candidates(facts: list[Fact], word_pairs: Iterable[tuple[int, int]
         partnered.update({(i, facts[j].entry_id), (j, facts[i].entry_id)})
     groups: dict[tuple, list[int]] = {}
     for index, fact in enumerate(facts):
-        if fact.is_reference or not fact.value.numbers or not fact.key or not fact.topic or fact.value.unit == "Anzahl":
-            continue      # (a bare number says too little of what it counts to pair labels by their meaning)
-        groups.setdefault((fact.topic, fact.value.unit, fact.variant), []).append(index)
+        group = near_group(fact)
+        if group is not None:
+            groups.setdefault(group, []).append(index)
     out = []
     for members in groups.values():
         for pos, i in enumerate(members):
             a = facts[i]
             for j in members[pos + 1:]:
                 b = facts[j]
-                if (a.entry_id == b.entry_id or (i, b.entry_id) in partnered or (j, a.entry_id) in partnered
-                        or a.basis and b.basis and a.basis != b.basis or not periods_meet(a, b)
-                        or directions(a.label) != directions(b.label)
-                        or not _subjects_share(a, b, common) or _aspects_differ(a, b)):
+                if (i, b.entry_id) in partnered or (j, a.entry_id) in partnered or not near_candidate(a, b, common):
                     continue
                 out.append((i, j))
     return out
+
+
+def near_group(fact: Fact) -> tuple | None:
+    """The group a fact's near matches are sought in (topic, unit, variant), or None when it has none: a
+    reference, a value without numbers or key, and a bare number, which says too little of what it counts to
+    pair labels by their meaning."""
+    if fact.is_reference or not fact.value.numbers or not fact.key or not fact.topic or fact.value.unit == "Anzahl":
+        return None
+    return fact.topic, fact.value.unit, fact.variant
+
+
+def near_candidate(a: Fact, b: Fact, common: dict) -> bool:
+    """Two facts of one :func:`near_group` may be a near match (before their embeddings are compared): of two
+    entries, no other basis, a common year, bounds in the same directions, a shared subject word, and labels that
+    are not two aspects of one thing."""
+    return not (a.entry_id == b.entry_id or a.basis and b.basis and a.basis != b.basis or not periods_meet(a, b)
+                or directions(a.label) != directions(b.label) or not _subjects_share(a, b, common)
+                or _aspects_differ(a, b))
 
 
 _DIRECTION_RE = re.compile(r"\b(?P<w>unter|bis(?:\s+zum|\s+zur)?|höchstens|max\.?|maximal|vor|über|ab(?:\s+dem|\s+der)?|nach|"

@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .compare import bucket_keys, relation, same_concept, topic_common_words
+from .compare import (EMBED_THRESHOLD, Embedder, bucket_keys, near_candidate, near_group, relation, same_concept,
+                      similarities, topic_common_words)
 from .concepts import match_keys, word_in
 from .extract import Fact
 from .lookup import Question, eligible_facts
@@ -31,6 +32,7 @@ class FactIndex:
     buckets: dict[tuple, list[Fact]] = field(default_factory=dict)   # compare.bucket_keys -> facts
     by_word: dict[str, list[int]] = field(default_factory=dict)      # a concept key word -> positions in facts
     by_match_key: dict[tuple, set[str]] = field(default_factory=dict)  # concepts.match_keys -> key words
+    near: dict[tuple, list[Fact]] = field(default_factory=dict)       # compare.near_group -> facts
 
 
 def index(facts: list[Fact]) -> FactIndex:
@@ -46,7 +48,12 @@ def index(facts: list[Fact]) -> FactIndex:
     for word in by_word:
         for key in match_keys(word):
             by_match_key.setdefault(key, set()).add(word)
-    return FactIndex(facts, topic_common_words(facts), buckets, by_word, by_match_key)
+    near: dict[tuple, list[Fact]] = {}
+    for fact in facts:
+        group = near_group(fact)
+        if group is not None:
+            near.setdefault(group, []).append(fact)
+    return FactIndex(facts, topic_common_words(facts), buckets, by_word, by_match_key, near)
 
 
 def candidates(question: Question, fact_index: FactIndex) -> list[Fact]:
@@ -56,6 +63,8 @@ def candidates(question: Question, fact_index: FactIndex) -> list[Fact]:
     near = {word for alternatives in question.words for alternative in alternatives
             for key in match_keys(alternative) for word in fact_index.by_match_key.get(key, ())}
     named = {word for word in near if any(word_in(word, alternatives) for alternatives in question.words)}
+    if "%" in question.asks:      # a rate compound ("steuersatz") may be named by the entry's subject (lookup)
+        named |= {word for word in fact_index.by_word if word.endswith("satz")}
     positions = sorted({p for word in named for p in fact_index.by_word[word]})
     return eligible_facts(question, [fact_index.facts[p] for p in positions if fact_index.facts[p].key <= named])
 
@@ -65,12 +74,16 @@ def entry_ids(facts: Iterable[Fact]) -> list[str]:
     return list(dict.fromkeys(f.entry_id for f in facts))
 
 
-def partners(chosen: Iterable[Fact], fact_index: FactIndex) -> list[str]:
+def partners(chosen: Iterable[Fact], fact_index: FactIndex, embed: Embedder | None = None,
+             embed_threshold: float = EMBED_THRESHOLD) -> list[str]:
     """Entries (other than those of ``chosen``) with a fact of the same concept as one of ``chosen`` and
-    another value: a conflict or an outdated pair, as lib/facts/compare.compare pairs them."""
+    another value: a conflict or an outdated pair, as lib/facts/compare.compare pairs them by the word rules,
+    and with ``embed`` a conflict whose concept texts are close (a near match; whether it is one, the comparison
+    decides over both entries' facts)."""
     chosen = list(chosen)
     own = {f.entry_id for f in chosen}
     out: list[str] = []
+    near_pairs: list[tuple[Fact, Fact]] = []
     for fact in chosen:
         for key in bucket_keys(fact):
             for other in fact_index.buckets.get(key, ()):
@@ -78,4 +91,16 @@ def partners(chosen: Iterable[Fact], fact_index: FactIndex) -> list[str]:
                     continue
                 if relation(fact, other) and same_concept(fact, other, fact_index.common):
                     out.append(other.entry_id)
+        group = near_group(fact) if embed is not None else None
+        for other in fact_index.near.get(group, ()) if group else ():
+            if (other.entry_id not in own and relation(fact, other) == "conflict"
+                    and near_candidate(fact, other, fact_index.common)):
+                near_pairs.append((fact, other))
+    if near_pairs:
+        facts = list({id(f): f for pair in near_pairs for f in pair}.values())
+        position = {id(f): n for n, f in enumerate(facts)}
+        scores = similarities(facts, [(position[id(a)], position[id(b)]) for a, b in near_pairs], embed)
+        for (_i, j), score in scores.items():
+            if score >= embed_threshold and facts[j].entry_id not in out:
+                out.append(facts[j].entry_id)
     return out
