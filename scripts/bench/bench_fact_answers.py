@@ -140,6 +140,7 @@ with OllamaStandIn(embed_models={"multilingual-e5-small": "e5"}, request_overhea
                 outcome["no answer from the facts" if full is None else "the full search answers (fallback)"] += 1
             elif full is None:
                 outcome["only the facts first answer"] += 1
+                print("only the facts first answer:", question, "|", first.text, "| full search:", retrieval.entry_ids)
             elif first.text == full.text:
                 outcome["the same answer"] += 1
             elif sorted(first.text.splitlines()) == sorted(full.text.splitlines()):
