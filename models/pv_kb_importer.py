@@ -76,8 +76,12 @@ class PvKbImporter(models.AbstractModel):
     # --- the one entry point -----------------------------------------------
     @api.model
     def _run(self, files: dict[str, bytes], *, mode: str = "add", dry_run: bool = False,
-            source_name: str = "", origin: str = "cli") -> ImportResult:
-        """Check a batch and, unless ``dry_run``, apply it as a whole (or not at all)."""
+            source_name: str = "", origin: str = "cli", health_check: bool = True) -> ImportResult:
+        """Check a batch and, unless ``dry_run``, apply it as a whole (or not at all).
+
+        ``health_check=False`` leaves out the health check after the import (a parameter of this private method,
+        never a context key: the context comes from the client). Only for code that imports fixtures and checks
+        something else; every import of the product runs the check."""
         started = time.monotonic()
         if not dry_run:
             # one import at a time: a second one waits for nothing and says so (instead of a serialization
@@ -108,7 +112,8 @@ class PvKbImporter(models.AbstractModel):
             if touched:
                 self.env["pv.kb.entry"].with_context(active_test=False).search(
                     [("kb_id", "in", touched)]).write({"batch_id": record.id})
-            self.env["pv.kb.health.run"]._after_import(record)
+            if health_check:
+                self.env["pv.kb.health.run"]._after_import(record)
         return ImportResult(plan, report, record, applied=(state == "done"))
 
     # --- applying ----------------------------------------------------------

@@ -74,11 +74,15 @@ class TestDemoEval(StandInCase):
     def setUpClass(cls):
         super().setUpClass()
         importer = cls.env["pv.kb.importer"]
+        # without the health check after each import: nothing here reads its findings, and each is a check of
+        # the whole base (644 entries, ~2 s) for nothing (the check after an import is tested in test_health.py,
+        # TestHealthImports)
         with tempfile.TemporaryDirectory() as tmp:
             root = synthetic_kb.generate(tmp, entries=601, seed=7, prefix="syn")
-            result = importer._run(importer._read_source(path=str(root)), source_name="synthetic-601")
+            result = importer._run(importer._read_source(path=str(root)), source_name="synthetic-601",
+                                   health_check=False)
             assert result.ok, result.report
-        result = importer._run(importer._read_source(path=DEMO_KB), source_name="demo")
+        result = importer._run(importer._read_source(path=DEMO_KB), source_name="demo", health_check=False)
         assert result.ok, result.report
         # calibrated for multilingual-e5-small with `pv_kb eval` (docs/measurements.md, "Refusal gate")
         cls.set_settings(embed_batch_size=32, gate_dense_floor=0.84, read_timeout=300)

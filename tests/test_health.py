@@ -239,6 +239,17 @@ class TestHealthImports(StandInCase):
         self.assertEqual(self.env["pv.kb.health.run"].search_count([]), runs)
 
 
+    def test_an_import_told_to_leave_out_the_check_applies_without_a_run(self):
+        # the private parameter the demo evaluation's fixture imports use; every other import runs the check
+        Run = self.env["pv.kb.health.run"]
+        runs = Run.search_count([])
+        entries = {"lb-tst-01": entry_md("lb-tst-01")}
+        result = self.run_import(batch_files(entries), health_check=False)
+        self.assertTrue(result.applied)
+        self.assertEqual(Run.search_count([]), runs)
+        self.assertTrue(self.run_import(batch_files({"lb-tst-02": entry_md("lb-tst-02")})).applied)
+        self.assertEqual(Run.search_count([]), runs + 1, "without the parameter the check runs")
+
 @tagged("post_install", "-at_install", "pv_kb", "pv_kb_health")
 class TestHealthAccess(KbCase):
 
