@@ -76,7 +76,7 @@ class _Listener:
         self.sock.close()
 
 
-@tagged("post_install", "-at_install", "pv_kb", "pv_kb_access")
+@tagged("post_install", "-at_install", "pv_kb", "pv_kb_access", "pv_kb_http")
 class TestRpcAccess(HttpCase):
 
     @classmethod

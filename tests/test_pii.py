@@ -15,7 +15,7 @@ QUESTION = ("Herr Novak, SV-Nr. 1237 010180, hat Urlaubszuschuss und Weihnachtsr
 SECRETS = ("Novak", "1237", "010180")
 
 
-@tagged("post_install", "-at_install", "pv_kb", "pv_kb_pii")
+@tagged("post_install", "-at_install", "pv_kb", "pv_kb_pii", "pv_kb_http")
 class TestPiiGate(StandInCase, HttpCase):
 
     @classmethod

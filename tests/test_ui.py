@@ -17,7 +17,7 @@ def hoot_error_checker(message):
     return "[HOOT]" not in message
 
 
-@tagged("post_install", "-at_install", "pv_kb", "pv_kb_ui")
+@tagged("post_install", "-at_install", "pv_kb", "pv_kb_ui", "pv_kb_http")
 class TestUi(StandInCase, HttpCase):
     """Runs with the Ollama stand-in so that the tour gets real, streamed answers."""
 

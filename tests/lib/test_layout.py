@@ -1,5 +1,6 @@
-"""The shape of the repository: the product never imports the test doubles, lib/ never imports Odoo, and no
-Python file in lib/ or models/ grows past MAX_LINES (one room per job)."""
+"""The shape of the repository: the product never imports the test doubles, lib/ never imports Odoo, no
+Python file in lib/ or models/ grows past MAX_LINES (one room per job), and the Odoo test classes served over
+HTTP carry the tag the test command splits the Odoo suite by."""
 import ast
 import pathlib
 
@@ -149,3 +150,36 @@ def test_each_wing_names_all_its_modules_in_its_docstring():
             unnamed += [f"{package.relative_to(REPO)}: {n}" for n in names if f"``{n}``" not in doc
                         and f"``{n}/``" not in doc]
     assert not unnamed, unnamed
+
+
+def _odoo_test_classes():
+    """{class name: (base names, tags of its own @tagged or None)} of the Odoo test files (tests/*.py)."""
+    classes = {}
+    for path in sorted((REPO / "tests").glob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if not isinstance(node, ast.ClassDef):
+                continue
+            tags = None
+            for deco in node.decorator_list:
+                if isinstance(deco, ast.Call) and getattr(deco.func, "id", "") == "tagged":
+                    tags = {arg.value for arg in deco.args if isinstance(arg, ast.Constant)}
+            classes[node.name] = ([getattr(b, "id", getattr(b, "attr", "")) for b in node.bases], tags)
+    return classes
+
+
+def test_every_odoo_test_class_served_over_http_has_the_http_tag():
+    # scripts/test.sh runs the HttpCase classes (tag pv_kb_http) in a process of their own: Odoo builds the
+    # asset bundles (half a minute) for a test run with an HttpCase in it, and so does it once
+    classes = _odoo_test_classes()
+
+    def over_http(name):
+        return name == "HttpCase" or any(over_http(base) for base in classes.get(name, ((), None))[0])
+
+    def tags(name):   # @tagged of the class, else of the nearest base that has one
+        own = classes.get(name, ((), None))
+        return own[1] if own[1] is not None else set().union(*[tags(b) for b in own[0]], set())
+
+    served = sorted(name for name in classes if name != "HttpCase" and over_http(name))
+    assert {"TestUi", "TestRpcAccess", "TestChatEndpoints"} <= set(served), served
+    assert [name for name in served if "pv_kb_http" not in tags(name)] == []
+    assert "pv_kb_http" not in tags("TestDemoEval") and "pv_kb_http" not in tags("TestImport")
