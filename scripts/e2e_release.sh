@@ -4,13 +4,21 @@
 # question from the fact table, citing retrieved entries only.
 # Odoo sees only its own addons and the unpacked ZIP, so nothing of the repository can stand in for a missing
 # file. Prints "e2e release: PASS …" or "e2e release: FAIL …".
-#   scripts/e2e_release.sh
+#   scripts/e2e_release.sh [TEMPLATE]
+# TEMPLATE: a database with Odoo's own modules only (base, web and what installs with them; scripts/test.sh makes
+# one): the fresh database starts as its copy instead of installing them again. pv_kb must not be in it.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+template=${1:-}
 work=$(mktemp -d)
 db=pv_kb_release_$$
-trap 'psql_super -d postgres -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 || true
-      rm -rf "$work" "$HOME/.local/share/Odoo/filestore/$db"' EXIT
+trap 'drop_db "$db"; rm -rf "$work"' EXIT
 fail() { echo "e2e release: FAIL ($1)"; [[ -f $work/log ]] && tail -20 "$work/log"; exit 1; }
+if [[ -n $template ]]; then
+    known=$(psql_super -d "$template" -c "SELECT count(*) FROM ir_module_module WHERE name = 'pv_kb'") \
+        || fail "no template database $template"
+    ((known == 0)) || fail "the template $template knows pv_kb: the ZIP would not be installed alone"
+    copy_db "$template" "$db" || fail "copy of $template"
+fi
 
 zip=$("$PY" "$REPO/scripts/release.py" --out "$work/dist" 2>/dev/null) || fail "release build"
 mkdir -p "$work/addons"
