@@ -175,17 +175,27 @@ def _call_within(fn, seconds: float):
             if stop.wait(REARM_SECONDS):
                 return
 
+    def end():
+        # an interruption can land here too, before "done" is set: then the watchdog would go on raising into
+        # this thread after the call, so the end is tried again until it is set (after that nothing is raised)
+        while True:
+            try:
+                with lock:
+                    state["done"] = True
+                    if state["fired"]:
+                        _set_async_exc(thread_id, None)   # not delivered yet: cleared, it must not hit later code
+                break
+            except RenderBudgetExceeded:
+                continue
+        stop.set()
+
     watchdog = threading.Thread(target=watch, name="pv_kb-render-budget", daemon=True)
     try:
         watchdog.start()
         try:
             result = fn()
         finally:
-            with lock:
-                state["done"] = True
-                if state["fired"]:
-                    _set_async_exc(thread_id, None)   # not delivered yet: cleared, it must not hit later code
-            stop.set()
+            end()
     except RenderBudgetExceeded:
         raise
     if state["fired"]:

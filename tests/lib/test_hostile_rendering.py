@@ -125,3 +125,54 @@ def test_an_interruption_swallowed_by_a_gc_callback_is_raised_again():
         assert time.perf_counter() - started < 5.0      # interrupted, not run to its end (10 s)
     finally:
         gc.callbacks.remove(callback)
+
+
+def test_an_interruption_landing_while_the_call_ends_stops_the_watchdog(monkeypatch):
+    import threading
+    import types
+
+    main = threading.get_ident()
+    landed = []
+
+    class LockHitOnce:
+        """A lock that raises the interruption the first time this thread takes it: as if the watchdog's
+        exception landed in the code that ends the call, before it could say so."""
+
+        def __init__(self):
+            self.lock = threading.Lock()
+
+        def __enter__(self):
+            if threading.get_ident() == main and not landed:
+                landed.append(1)
+                raise rendering.RenderBudgetExceeded()
+            return self.lock.__enter__()
+
+        def __exit__(self, *exc):
+            return self.lock.__exit__(*exc)
+
+    events = []
+
+    def event():
+        events.append(threading.Event())
+        return events[-1]
+
+    fake = types.SimpleNamespace(Lock=LockHitOnce, Event=event, Thread=threading.Thread, get_ident=threading.get_ident)
+    monkeypatch.setattr(rendering, "threading", fake)
+    try:
+        rendering._call_within(lambda: "done", 0.01)
+    except rendering.RenderBudgetExceeded:
+        pass                         # the call may end either way; what matters is what comes after it
+    assert landed
+    # the watchdog has stopped: nothing is raised into this thread afterwards (it would repeat every 0.1 s)
+    stray = 0
+    end = time.perf_counter() + 3 * rendering.REARM_SECONDS + 0.05
+    try:
+        while time.perf_counter() < end:
+            try:
+                sum(range(100))
+            except rendering.RenderBudgetExceeded:
+                stray += 1
+    finally:
+        events[0].set()              # a watchdog still running ends here, not in the next tests
+        rendering._set_async_exc(main, None)
+    assert stray == 0
