@@ -8,7 +8,6 @@ import threading
 import time
 from dataclasses import dataclass
 
-import numpy as np
 
 from odoo import api, fields, models
 
@@ -16,7 +15,6 @@ from ..lib.answer.fact_answer import compose, conflicts_among
 from ..lib.facts import lookup, shortlist
 from ..lib.facts.compare import EMBED_THRESHOLD, compare
 from ..lib.facts.concepts import abbreviations, synonym_links
-from ..lib.llm import client as ollama, errors as ollama_errors
 from ..lib.facts.extract import Fact, Source, extract_all
 
 _logger = logging.getLogger(__name__)
@@ -162,48 +160,13 @@ class PvKbFact(models.Model):
         the check after an import) only the stored vectors are used. A model server that does not answer leaves
         the texts without vector: the comparison then keeps to the word rules for them.
         """
-        from .pv_kb_gap import gap_vector_key   # (not at the top: the models load in the manifest's order)
-
-        model, prefix = settings["embedding_model"], settings["query_prefix"] or ""
-        Store = self.env["pv.kb.gap.vector"].sudo()
+        Vectors = self.env["pv.kb.gap.vector"].sudo()
 
         def embed(texts):
-            keys = [gap_vector_key(model, prefix, t) for t in texts]
-            known = Store._lookup(keys)
-            missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in known))
-            if missing and fetch:
-                known.update(self._embed_concepts(missing, settings))
-            return [known.get(k) for k in keys]
+            return Vectors._vectors(list(texts), settings, seconds=CONCEPT_EMBED_SECONDS, what="concept texts",
+                                    fetch=fetch)
 
         return embed
-
-    @api.model
-    def _embed_concepts(self, texts, settings):
-        """{key: vector} of ``texts`` embedded now (stored as well); {} when the model server does not answer."""
-        from .pv_kb_gap import gap_vector_key
-
-        model, prefix = settings["embedding_model"], settings["query_prefix"] or ""
-        size = max(int(settings["embed_batch_size"] or 32), 1)
-        deadline = time.monotonic() + CONCEPT_EMBED_SECONDS
-        found = {}
-        client = self.env["pv.kb.settings"]._client(settings)
-        try:
-            for start in range(0, len(texts), size):
-                if time.monotonic() > deadline:
-                    _logger.info("pv_kb: %s concept texts left for the next run (embedding time used up)",
-                                 len(texts) - start)
-                    break
-                batch = texts[start:start + size]
-                vectors = client.embed(model, [prefix + t for t in batch], batch_size=len(batch),
-                                       origin=ollama.KB_TEXT).vectors
-                rows = [(gap_vector_key(model, prefix, t), v) for t, v in zip(batch, vectors) if v]
-                self.env["pv.kb.gap.vector"].sudo()._store(rows)
-                found.update((key, np.asarray(v, dtype=np.float32)) for key, v in rows)
-        except ollama_errors.OllamaError as exc:
-            _logger.info("pv_kb: fact comparison without (some) concept embeddings: %s", exc)
-        finally:
-            client.close()
-        return found
 
     @api.model
     def _vals(self, fact: Fact, entry_db_id: int) -> dict:

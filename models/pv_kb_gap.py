@@ -79,53 +79,22 @@ class PvKbGap(models.Model):
 
     @api.model
     def _embed_questions(self, texts, settings):
-        """Vectors of logged questions (None where the server or the personal-data gate fails).
-
-        Each text is embedded once: its vector is stored under a key of model, prefix and text
-        (``pv.kb.gap.vector``) and read from there in later runs. New texts are embedded for at most
-        :data:`GAP_EMBED_SECONDS` per run (a slow model server must not push the nightly run past Odoo's
-        time limit, which would lose the vectors with the run); the rest follows in the next runs. The new texts go in batched requests;
-        each batch passes the personal-data gate as one request (the Ollama client sends user text only
-        with the gate's mark), the log holds masked questions already.
-        """
-        vectors = [None] * len(texts)
-        if not texts:
-            return vectors
+        """Vectors of logged questions (None where the server or the personal-data gate fails), each embedded
+        once (``pv.kb.gap.vector._vectors``), new ones for at most :data:`GAP_EMBED_SECONDS` per run. Each batch
+        passes the personal-data gate as one request (the Ollama client sends user text only with the gate's
+        mark); the log holds masked questions already."""
         Settings = self.env["pv.kb.settings"]
-        Store = self.env["pv.kb.gap.vector"].sudo()
-        model, prefix = settings["embedding_model"], settings["query_prefix"] or ""
-        keys = [gap_vector_key(model, prefix, t) for t in texts]
-        known = Store._lookup(keys)
-        missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in known))
-        deadline = time.monotonic() + GAP_EMBED_SECONDS
-        if missing:
-            client = Settings._client(settings)
-            size = max(int(settings["embed_batch_size"] or 32), 1)
+
+        def gated(batch):
             try:
-                for start in range(0, len(missing), size):
-                    if time.monotonic() > deadline:
-                        # a slow model server: the rest waits for the next run (the vectors so far are kept)
-                        _logger.info("pv_kb: %s gap questions left for the next run (embedding time used up)",
-                                     len(missing) - start)
-                        break
-                    batch = [prefix + t for t in missing[start:start + size]]
-                    try:
-                        gated = Settings._pii_gate(batch[0], history=[{"role": "user", "content": t}
-                                                                      for t in batch[1:]])
-                    except pii.PiiGateError as exc:
-                        _logger.info("pv_kb: %s gap questions left out, personal-data gate: %s", len(batch), exc)
-                        continue
-                    masked = [gated.question] + [turn["content"] for turn in gated.history]
-                    found = client.embed(model, masked, batch_size=len(masked), origin=gated).vectors
-                    rows = [(gap_vector_key(model, prefix, t), v)
-                            for t, v in zip(missing[start:start + size], found) if v]
-                    Store._store(rows)
-                    known.update((key, np.asarray(v, dtype=np.float32)) for key, v in rows)
-            except ollama_errors.OllamaError as exc:
-                _logger.info("pv_kb: gap grouping without (some) question embeddings: %s", exc)
-            finally:
-                client.close()
-        return [known.get(k) for k in keys]
+                gate = Settings._pii_gate(batch[0], history=[{"role": "user", "content": t} for t in batch[1:]])
+            except pii.PiiGateError as exc:
+                _logger.info("pv_kb: %s gap questions left out, personal-data gate: %s", len(batch), exc)
+                return None
+            return [gate.question] + [turn["content"] for turn in gate.history], gate
+
+        return self.env["pv.kb.gap.vector"].sudo()._vectors(texts, settings, seconds=GAP_EMBED_SECONDS,
+                                                             what="gap questions", send=gated)
 
     @api.model
     def _refresh_gaps(self, opts):
@@ -224,6 +193,47 @@ class PvKbGapVector(models.Model):
             for key, blob in self.env.cr.fetchall():
                 found[key] = np.frombuffer(bytes(blob), dtype=np.float32)
         return found
+
+    @api.model
+    def _vectors(self, texts, settings, *, seconds, what, send=None, fetch=True):
+        """Vectors of ``texts`` under the configured embedding model and query prefix (None where there is none):
+        the stored ones and, with ``fetch``, the others embedded now in batches and stored — for at most
+        ``seconds`` (a slow model server must not push a nightly run past Odoo's time limit, which would lose the
+        vectors with the run; the rest follows in the next run). ``send(batch)`` turns a batch of prefixed texts
+        into (masked texts, the personal-data gate's pii.Gated) or None to leave it out (logged questions);
+        without it the texts are knowledge base text (concept labels) and are sent as such. ``what`` names the texts in the log."""
+        model, prefix = settings["embedding_model"], settings["query_prefix"] or ""
+        keys = [gap_vector_key(model, prefix, t) for t in texts]
+        known = self._lookup(keys) if keys else {}
+        missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in known))
+        if missing and fetch:
+            client = self.env["pv.kb.settings"]._client(settings)
+            size = max(int(settings["embed_batch_size"] or 32), 1)
+            deadline = time.monotonic() + seconds
+            try:
+                for start in range(0, len(missing), size):
+                    if time.monotonic() > deadline:
+                        _logger.info("pv_kb: %s %s left for the next run (embedding time used up)",
+                                     len(missing) - start, what)
+                        break
+                    batch = missing[start:start + size]
+                    prefixed = [prefix + t for t in batch]
+                    if send is None:
+                        found = client.embed(model, prefixed, batch_size=len(prefixed), origin=ollama.KB_TEXT).vectors
+                    else:
+                        sent = send(prefixed)
+                        if sent is None:
+                            continue
+                        masked, gated = sent
+                        found = client.embed(model, masked, batch_size=len(masked), origin=gated).vectors
+                    rows = [(gap_vector_key(model, prefix, t), v) for t, v in zip(batch, found) if v]
+                    self._store(rows)
+                    known.update((key, np.asarray(v, dtype=np.float32)) for key, v in rows)
+            except ollama_errors.OllamaError as exc:
+                _logger.info("pv_kb: %s without (some) embeddings: %s", what, exc)
+            finally:
+                client.close()
+        return [known.get(k) for k in keys]
 
     @api.model
     def _store(self, rows):

@@ -309,11 +309,11 @@ def test_every_model_request_in_the_code_carries_its_origin():
     # only knowledge-base passages (the embedding job, and an evaluation's scratch vectors), the clients' own
     # dimension probes (and the server pool's same-model probe), the connection test's rerank probe and the
     # embedding benchmark send KB_TEXT, and the health check's entry profiles (title and tags) and the fact
-    # comparison's concept texts (labels of the Kernwerte); everything that
+    # comparison's concept texts (labels of the Kernwerte, through models/pv_kb_gap.py's vector store); everything that
     # carries a question passes the request's pii.Gated (the health check's gap grouping too, one gate per
     # logged question)
     assert kb_text == ["lib/llm/client.py", "lib/llm/openai_client.py", "lib/llm/servers.py",
-                       "models/pv_kb_chunk_embed.py", "models/pv_kb_fact.py", "models/pv_kb_gap.py",
+                       "models/pv_kb_chunk_embed.py", "models/pv_kb_gap.py",
                        "models/res_config_settings.py",
                        "scripts/bench/bench_embed.py"], kb_text
     gated = sorted({rel for rel, _line, origin in calls if origin and not origin.endswith("KB_TEXT")})
