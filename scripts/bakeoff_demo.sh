@@ -6,6 +6,7 @@
 #                           [--num-ctx 2048]
 #   scripts/bakeoff_demo.sh --prepare       only create/update the database and embed the demo KB
 #   --ref NAME: runs of several invocations with the same name are compared together (Empfehlung)
+#   --goldset FILE: another gold set over the demo base (default data/demo_kb/goldset.yaml)
 #   --part tuning: the tuning part of the gold set instead of the held-out test part (for developing prompts
 #                  and checks; the reported figure comes from the default, --part test)
 #
@@ -16,6 +17,7 @@
 # (Wissensbasis › Konfiguration › Bake-off-Läufe).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 db=pv_kb_bakeoff url="" models="" modes=text,structured limit=0 offset=0 num_ctx=2048 prepare=0 ref=() part=test
+goldset="$REPO/data/demo_kb/goldset.yaml"
 while (($#)); do
     case $1 in
         --db) db=$2; shift ;;
@@ -28,6 +30,7 @@ while (($#)); do
         --prepare) prepare=1 ;;
         --ref) ref=(--ref "$2"); shift ;;
         --part) part=$2; shift ;;
+        --goldset) goldset=$(realpath "$2"); shift ;;
         *) die "Unknown option $1" ;;
     esac
     shift
@@ -54,7 +57,7 @@ pv_kb_cmd embed -d "$db" --log-level=warn --ollama-url "$STANDIN_URL"
 kill $STANDIN_PID 2>/dev/null || true
 ((prepare)) && exit 0
 say "Bake-off: $models × $modes against $url (num_ctx $num_ctx)"
-pv_kb_cmd bakeoff --goldset "$REPO/data/demo_kb/goldset.yaml" --part "$part" --limit "$limit" --offset "$offset" -d "$db" \
+pv_kb_cmd bakeoff --goldset "$goldset" --part "$part" --limit "$limit" --offset "$offset" -d "$db" \
     --log-level=warn --ollama-url "$url" --embedding-model multilingual-e5-small --query-prefix "query: " \
     --passage-prefix "passage: " --chat-models "$models" --answer-modes "$modes" --num-ctx "$num_ctx" \
     --answer-time-limit 300 --read-timeout 300 "${ref[@]}"

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 
 from ..text import md_blocks
 from ..search.fulltext import is_value_question
+from ..facts.amounts import value_spans
+from ..facts.lookup import asked_units
 from ..llm.model_json import loads_lenient
 from .citations import extract_citations
 from .conflicts import add_conflict_note
@@ -41,6 +43,7 @@ _BOLD_LINE_RE = re.compile(r"^\*\*[^*]+\*\*$")
 _XREF_DOUBLE_RE = re.compile(r"\(\(→ ([^)\s]+)\)\)")
 _XREF_RE = re.compile(r"\(→ ([^)\s]+)\)")
 _DIGIT_RE = re.compile(r"\d")
+_DATE_KINDS = frozenset({"Termin", "Datum"})
 
 
 @dataclass
@@ -212,26 +215,44 @@ def parse_choice(raw: str, units: list[Unit]) -> Choice:
     return Choice(refused=True, unknown=unknown)
 
 
+def holds_asked_value(text: str, asked: frozenset) -> bool:
+    """Does a passage state a value of the asked kind (``asked``: lib/facts/lookup.asked_units; empty: any
+    number)? A date or a day of the month counts for "bis wann"."""
+    if not _DIGIT_RE.search(text or ""):
+        return False
+    if not asked or asked & _DATE_KINDS:
+        return True
+    return any(unit in asked for _start, _end, unit in value_spans(text))
+
+
 def complete_value(question: str, chosen: list[Unit], units: list[Unit]) -> Unit | None:
-    """The passage to add when the question asks for a value and no chosen passage holds a number.
+    """The passage to add when the question asks for a value and no chosen passage states one of the asked kind.
 
     A small model often picks the sentence that introduces a topic ("Für Sonderzahlungen gilt eine eigene
-    jährliche Höchstbeitragsgrundlage …") instead of the table row with the figure. Then the passage with a
-    number of the entries already chosen that shares the most words and numbers of the question (a number
-    of the question counts twice, as in lib/answer/focus.py) is added; none sharing anything → None. The
-    code only ever adds a passage of an entry the model chose."""
-    if not chosen or not is_value_question(question) or any(_DIGIT_RE.search(u.text) for u in chosen):
+    jährliche Höchstbeitragsgrundlage …") or a neighbouring sentence with another kind of figure ("multipliziert
+    mit zwei" for "mit welchem Steuersatz") instead of the row with the figure. The kind asked is read from the
+    question (a percentage for "Satz" or "Prozent" — "Steuersatz" too, which the retrieval's value words miss —, a duration for "wie lange", a date for "bis wann", an
+    amount for "wie hoch"; lib/facts/lookup.asked_units). Then the passage with a value of that kind that
+    shares the most words and numbers of the question (a number of the question counts twice, as in
+    lib/answer/focus.py) is added: of the entries the model chose, else of the first entry of the context (the
+    best-ranked one); none sharing anything → None. The code only ever adds a passage of the context."""
+    asked = asked_units(question)
+    if not chosen or not (is_value_question(question) or asked):
+        return None
+    if any(holds_asked_value(u.text, asked) for u in chosen):
         return None
     terms, numbers = question_terms(question), question_numbers(question)
-    entries = {u.entry_id for u in chosen}
-    best, best_score = None, 0
-    for unit in units:
-        if unit.entry_id not in entries or unit in chosen or not _DIGIT_RE.search(unit.text):
-            continue
-        score = term_hits(terms, unit.text) + 2 * len(numbers & question_numbers(unit.text))
-        if score > best_score:
-            best, best_score = unit, score
-    return best
+    for entries in ({u.entry_id for u in chosen}, {units[0].entry_id} if units else set()):
+        best, best_score = None, 0
+        for unit in units:
+            if unit.entry_id not in entries or unit in chosen or not holds_asked_value(unit.text, asked):
+                continue
+            score = term_hits(terms, unit.text) + 2 * len(numbers & question_numbers(unit.text))
+            if score > best_score:
+                best, best_score = unit, score
+        if best is not None:
+            return best
+    return None
 
 
 def render_answer(chosen: list[Unit], conflicts: list[Conflict] = (), order: list[Unit] | None = None) -> str:

@@ -141,10 +141,10 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     words = [w for w in words if not (basis and w & {"monatlich", "taeglich", "jaehrlich", "woechentlich"})]
     if not words:
         return None
-    return Question(text, words, find_period(text, "cell"), basis, _bounds(plain), _asked_units(text))
+    return Question(text, words, find_period(text, "cell"), basis, _bounds(plain), asked_units(text))
 
 
-def _asked_units(text: str) -> frozenset:
+def asked_units(text: str) -> frozenset:
     """The units a value answering the question may have, by the first kind of ask the question names
     ("wie viel Prozent" → %, "wie lange" → durations, "bis wann" → dates), or empty (any)."""
     for pattern, units in _ASKS:

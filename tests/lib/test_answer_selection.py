@@ -128,3 +128,27 @@ def test_a_value_question_answered_without_a_number_gets_the_entrys_best_value_p
     assert sel.complete_value(question, [], units) is None
     # no value passage of the chosen entry shares a word or number with the question: nothing added
     assert sel.complete_value("Wie hoch ist der Zuschlag?", [by["S1"]], units) is None
+
+
+def test_a_passage_of_another_kind_of_value_does_not_answer_a_rate_question():
+    sechstel = ("Das Sechstel: die laufenden Bezüge des Jahres durch die Zahl der Monate, mal 2.\n\n"
+                "Bei gleichem Bezug ergibt das 2 Monatsbezüge.")
+    rates = ("Für sonstige Bezüge gelten feste Sätze.\n\n"
+             "| Stufe | Steuersatz |\n|---|---|\n| Fester Steuersatz erste Stufe | 6 % |\n| Zweite Stufe | 27 % |")
+    _content, units = numbered([block("lb-sz-01", rates, title="Sonstige Bezüge"),
+                                block("lb-sz-02", sechstel, title="Jahressechstel")],
+                               "Mit welchem festen Steuersatz wird der 13. Bezug im Sechstel versteuert?")
+    by_text = {u.text: u for u in units}
+    chosen = [u for u in units if u.entry_id == "lb-sz-02"]
+    assert all(any(c.isdigit() for c in u.text) for u in chosen), "the chosen passages hold numbers, no rate"
+    question = "Mit welchem festen Steuersatz wird der 13. Bezug im Sechstel versteuert?"
+    added = sel.complete_value(question, chosen, units)
+    assert added is by_text["Fester Steuersatz erste Stufe: 6 %"], \
+        "the rate row of the first entry of the context (the model chose none of its passages)"
+    # a chosen passage with a rate answers it: nothing added
+    assert sel.complete_value(question, chosen + [added], units) is None
+    # a question for an amount is answered by a passage with any number of the amount kinds only
+    assert sel.holds_asked_value("Der Satz beträgt 6 %.", frozenset({"%"}))
+    assert not sel.holds_asked_value("Das ergibt 2 Monatsbezüge.", frozenset({"%"}))
+    assert sel.holds_asked_value("fällig am 15. des Folgemonats", frozenset({"Termin", "Datum"}))
+    assert sel.holds_asked_value("Das ergibt 2 Monatsbezüge.", frozenset())
