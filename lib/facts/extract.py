@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from ..kb.format import split_sections
 from ..text import md_blocks
 from .amounts import Amount, header_unit, parse_amount
+from .tiers import Tier, staged, tier_of
 from .concepts import acronyms, basis_of, concept_key, strip_basis, subject_words, variant_of, word_in
 from .periods import Period, find_period, implicit, is_period_only, strip_periods
 from .sentences import paragraphs, read_paragraph
@@ -77,6 +78,8 @@ class Fact:
     passage: str = ""
     legal: frozenset = frozenset()
     name: str = ""          # the concept as the label says it, without the title's head in front
+    optional: frozenset = frozenset()   # key words only in parentheses ("(laufend, volle AV)"): qualifiers
+    tier: Tier | None = None            # the range of service years or kilometres its row holds for (tiers.py)
 
 
     @property
@@ -200,6 +203,11 @@ def _facts_of_table(source: Source, section: str, caption: str, table_no: int, h
                 base["key"](key_text), base["key"](context_text), base["subject"], period,
                 basis_of(label, head, cell, first_header), variant_of(variant_source) if not row_periods else "",
                 amount, "table", section, number, table_no, row_no, col, raw.strip(), base["legal"]))
+    if not row_periods:
+        for col in {f.column for f in facts}:
+            column = [f for f in facts if f.column == col]
+            for fact, tier in zip(column, staged([tier_of(f.label) for f in column])):
+                fact.tier = tier
     return facts
 
 
@@ -221,6 +229,7 @@ def _bullet_fact(source: Source, section: str, caption: str, number: int, line: 
                 line.strip(), base["legal"])
 
 
+_PARENS_RE = re.compile(r"\([^()]*\)")
 _KEY_CACHE: dict[tuple, dict[str, frozenset]] = {}   # concept keys per abbreviation table and label
 
 
@@ -266,6 +275,10 @@ def extract_facts(source: Source, abbrev: Mapping[str, tuple[str, ...]] | None =
             fact.key = frozenset(spelled.get(w, w) for w in fact.key)
         fact.name = fact.concept
         fact.concept = display_concept(fact.concept, fact.key, source.title, abbrev)
+        if "(" in fact.label or "(" in fact.column_header:
+            outside = base["key"](_PARENS_RE.sub(" ", f"{fact.label} {fact.column_header}"))
+            outside = frozenset(spelled.get(w, w) for w in outside) if spelled else outside
+            fact.optional = frozenset(w for w in fact.key if not word_in(w, outside))
     return facts
 
 

@@ -19,6 +19,7 @@ from ..text.german import ANSWER_STOPWORDS, QUESTION_STOPWORDS, fold_plain, ligh
 from .compare import Pair, compare, same_concept, topic_common_words
 from .concepts import GENERIC, basis_of, stems, strip_basis, word_in
 from .extract import Fact
+from .tiers import holds, is_dimension_word, question_points
 from .periods import Period, find_period
 
 MAX_WORDS_SHORT = 6        # a question this short (in words) counts as a value question when a fact matches it
@@ -69,6 +70,7 @@ class Question:
     basis: str = ""
     bounds: frozenset = frozenset()
     asks: frozenset = frozenset()
+    points: dict = field(default_factory=dict)     # numbers of a staged dimension (tiers.question_points)
 
     @property
     def year(self) -> int | None:
@@ -141,7 +143,8 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     words = [w for w in words if not (basis and w & {"monatlich", "taeglich", "jaehrlich", "woechentlich"})]
     if not words:
         return None
-    return Question(text, words, find_period(text, "cell"), basis, _bounds(plain), asked_units(text))
+    return Question(text, words, find_period(text, "cell"), basis, _bounds(plain), asked_units(text),
+                    question_points(text))
 
 
 def asked_units(text: str) -> frozenset:
@@ -176,18 +179,31 @@ def _rate_word_named(key_word: str, question: Question, fact: Fact) -> bool:
                if len(w) >= 4)
 
 
+def required_key(fact: Fact) -> frozenset:
+    """The words of a fact's concept key a question must name. The words of the label's parentheses qualify the
+    concept ("Dienstnehmeranteil gesamt (laufend, volle AV)"): a question need not name them; a concept of the entry
+    that differs only in them makes the match unclear (:func:`find`)."""
+    return fact.key - fact.optional or fact.key
+
+
 def _eligible(question: Question, fact: Fact) -> bool:
     if fact.is_reference or not fact.value.has_value or not fact.key:
         return False
     if question.basis and fact.basis and question.basis != fact.basis:
         return False
-    if fact.variant and not _bounds(fact.label) <= question.bounds:
+    inside = holds(fact.tier, question.points) if fact.tier is not None else None
+    if inside is False:
         return False
+    if inside is None and fact.variant and not _bounds(fact.label) <= question.bounds:
+        return False
+    # the row of a staged table the question's number falls into ("im 4. Dienstjahr" → "ab dem 3. Dienstjahr"):
+    # the dimension's words ("Dienstjahr", "Jahren", "km") are named by that number on both sides
+    dimension = (lambda word: inside and is_dimension_word(word))
     if not all(any(word_in(k, alternatives) for alternatives in question.words) or _rate_word_named(k, question, fact)
-               for k in fact.key):
+               or dimension(k) for k in required_key(fact)):
         return False
     pool = _fact_pool(fact)
-    return all(any(word_in(a, pool) for a in alternatives) for alternatives in question.words)
+    return all(any(word_in(a, pool) or dimension(a) for a in alternatives) for alternatives in question.words)
 
 
 def eligible_facts(question: Question, facts: Iterable[Fact]) -> list[Fact]:

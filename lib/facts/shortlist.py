@@ -20,7 +20,8 @@ from .compare import (EMBED_THRESHOLD, Embedder, bucket_keys, near_candidate, ne
                       similarities, topic_common_words)
 from .concepts import match_keys, word_in
 from .extract import Fact
-from .lookup import Question, eligible_facts
+from .lookup import Question, eligible_facts, required_key
+from .tiers import is_dimension_word
 
 
 @dataclass
@@ -65,8 +66,11 @@ def candidates(question: Question, fact_index: FactIndex) -> list[Fact]:
     named = {word for word in near if any(word_in(word, alternatives) for alternatives in question.words)}
     if "%" in question.asks:      # a rate compound ("steuersatz") may be named by the entry's subject (lookup)
         named |= {word for word in fact_index.by_word if word.endswith("satz")}
+    # a staged row's dimension ("dienstjahr", "km") is named by the question's number of it (lookup)
+    named |= {word for word in fact_index.by_word if question.points and is_dimension_word(word)}
     positions = sorted({p for word in named for p in fact_index.by_word[word]})
-    return eligible_facts(question, [fact_index.facts[p] for p in positions if fact_index.facts[p].key <= named])
+    return eligible_facts(question, [fact_index.facts[p] for p in positions
+                                     if required_key(fact_index.facts[p]) <= named])
 
 
 def entry_ids(facts: Iterable[Fact]) -> list[str]:

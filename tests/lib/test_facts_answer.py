@@ -93,7 +93,7 @@ def test_only_allowed_entries_are_cited(facts):
 @pytest.mark.parametrize("question", [
     "Wie hoch ist die Minijob-Grenze in Deutschland?",                       # nothing in the base
     "Warum gibt es eine Geringfügigkeitsgrenze?",                             # asks for an explanation
-    "Wie viele Werktage Urlaub gibts nach UrlG nach dem 25. Dienstjahr?",    # a threshold the labels word otherwise
+    "Wie viele Werktage Urlaub nach 25 Dienstjahren?",    # the 25th or the 26th year of service: two rows
     "Dienstreise mit dem Privat-Pkw, 200 km und 11 Stunden unterwegs 2025: Kilometergeld und Taggeld?",
     "Wie viele Überstundenzuschläge sind steuerfrei und bis zu welchem Betrag im Monat?",   # two concepts
 ])
@@ -127,3 +127,20 @@ def test_hyphenated_compounds_are_one_word(facts):
 def test_two_questions_in_one_are_left_to_the_normal_answer(facts):
     assert answer("Steuerfreie Überstundenzuschläge 2025: wie viele Stunden und welcher Höchstbetrag?", facts) is None
     assert answer("Steuerfreie Überstundenzuschläge 2025: welcher Höchstbetrag?", facts) is not None
+
+
+def test_the_row_of_a_staged_table_the_question_falls_into(facts):
+    notice = answer("Kündigungsfrist des Arbeitgebers bei einem Angestellten im 4. Dienstjahr?", facts)
+    assert notice is not None and "2 Monate [lb-end-01]" in notice.text and "ab dem 3. Dienstjahr" in notice.text
+    assert "3 Monate" not in notice.text and "6 Wochen" not in notice.text, "only the row of the 4th year"
+    leave = answer("Wie viele Werktage Urlaub nach dem 25. Dienstjahr?", facts)
+    assert leave is not None and ": 36 [lb-url-01]" in leave.text and "30 [" not in leave.text
+    commute = answer("Kleines Pendlerpauschale bei 25 km, wieviel im Monat?", facts)
+    assert commute is not None and "€ 58 [lb-pen-01]" in commute.text and "€ 123" not in commute.text
+    far = answer("Großes Pendler Pauschale über 60 km – wie viel im Monat?", facts)
+    assert far is not None and "€ 306" in far.text, "über 60 is not the row 40 bis 60"
+
+
+def test_words_in_the_labels_parentheses_need_not_be_named(facts):
+    result = answer("Dienstnehmeranteil SV 2025 gesamt?", facts)
+    assert result is not None and "18,07 % [lb-sv-02]" in result.text and "20,98" not in result.text

@@ -1,0 +1,142 @@
+"""Tiers: rows of a table that hold for a range of service years or kilometres, and the row a question falls into.
+
+Many Kernwerte tables are staged by a count: "1. Dienstjahr", "ab dem 2. Dienstjahr", "ab dem 16. Dienstjahr (nach
+15 Jahren)", "bis 15 Dienstjahre", "20 bis 40 km", "über 60 km". A question names one number of that dimension
+("im 4. Dienstjahr", "seit 17 Jahren", "bei 25 km"), and the row is the one whose range holds it.
+
+Service years are counted as the ordinal year of service ("im 4. Dienstjahr" = 4). A count of completed years
+("seit 3 Jahren", "nach 10 Jahren", "15 Dienstjahre") is the year after it — or, said loosely, that year itself;
+a question whose readings fall into different rows is not clear (:func:`question_points` gives both readings, and
+:func:`holds` asks that all of them fall into the row). Kilometres are read as written.
+
+Nothing here imports Odoo.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+
+from ..text.german import fold_plain
+
+_NUM = r"(\d+(?:[.,]\d+)?)"
+_YEARS = r"(?:dienst|arbeits|beschaeftigungs)?jahr(?:e|en|es|s|n)?\b"
+_KM = r"(?:km|kilometer\w*)"
+# the dimension of a tier: the word after its numbers
+_UNIT_RES = (("jahr", re.compile(_YEARS)), ("km", re.compile(_KM)))
+
+
+@dataclass(frozen=True)
+class Tier:
+    """A range of one dimension ("jahr": ordinal service year; "km"), bounds included; None: open."""
+
+    unit: str
+    low: Decimal | None
+    high: Decimal | None
+
+    def contains(self, point: Decimal) -> bool:
+        return (self.low is None or point >= self.low) and (self.high is None or point <= self.high)
+
+
+def _unit(text: str) -> str:
+    for unit, pattern in _UNIT_RES:
+        if pattern.search(text):
+            return unit
+    return ""
+
+
+def _dec(text: str) -> Decimal:
+    return Decimal(text.replace(".", "").replace(",", ".")) if "," in text else Decimal(text.replace(".", ""))
+
+
+def tier_of(label: str) -> Tier | None:
+    """The range a row label names, or None: "ab dem 3. Dienstjahr" → years ≥ 3; "bis 15 Dienstjahre" → ≤ 15;
+    "nach 15 Jahren" → ≥ 16; "1. Dienstjahr" → 1; "2. bis 5. Dienstjahr" → 2…5; "20 bis 40 km" → 20…40;
+    "über 60 km" → > 60 (as ≥ 60.001). Years named as calendar years (2024) are no tier."""
+    text = fold_plain(label or "").lower()
+    text = re.sub(r"\((?:nach|ab|bis)[^()]*\)", " ", text) if re.search(r"\d+\.\s*" + _YEARS, text) else text
+    unit = _unit(text)
+    if not unit or re.search(r"\b(?:19|20)\d{2}\b", text):
+        return None
+    # "über"/"nach" a number: the next year of service ("nach 15 Jahren" = from the 16th), just over the kilometres
+    step = Decimal("0.001") if unit == "km" else Decimal(1)
+    m = re.search(r"(?:ueber|mehr als)\s+" + _NUM + r"\.?\s*(?:\w+\s+)?(?:bis(?: zu)?|–|-)\s*" + _NUM, text)
+    if m:
+        return Tier(unit, _dec(m.group(1)) + step, _dec(m.group(2)))
+    m = re.search(_NUM + r"\.?\s*(?:" + _YEARS + r"\s+)?(?:bis(?: zum?)?|–|-)\s*" + _NUM, text)
+    if m:
+        return Tier(unit, _dec(m.group(1)), _dec(m.group(2)))
+    m = re.search(r"(?:ab|nach|ueber|mehr als)\s+(?:dem\s+|den\s+)?" + _NUM, text)
+    if m:
+        low = _dec(m.group(1))
+        if re.search(r"(?:nach|ueber|mehr als)\s", m.group(0)):
+            low += step
+        return Tier(unit, low, None)
+    m = re.search(r"(?:bis|hoechstens)\s+(?:zum\s+|zu\s+)?" + _NUM, text)
+    if m:
+        return Tier(unit, None, _dec(m.group(1)))
+    m = re.search(r"unter\s+" + _NUM, text)
+    if m:
+        return Tier(unit, None, _dec(m.group(1)) - step)
+    m = re.fullmatch(r"\s*(?:im\s+)?" + _NUM + r"\.\s*" + _YEARS + r"\s*", text)
+    if m:
+        return Tier(unit, _dec(m.group(1)), _dec(m.group(1)))
+    return None
+
+
+def staged(tiers: list[Tier | None]) -> list[Tier | None]:
+    """The tiers of one column of a staged table with their open ends closed by the next row: "ab dem 2.
+    Dienstjahr" beside "ab dem 16. Dienstjahr" holds for the 2nd to the 15th year."""
+    out = []
+    for tier in tiers:
+        if tier is not None and tier.high is None and tier.low is not None:
+            step = Decimal("0.001") if tier.unit == "km" else Decimal(1)
+            above = [t.low for t in tiers if t is not None and t.unit == tier.unit and t.low is not None
+                     and t.low > tier.low]
+            if above:
+                tier = Tier(tier.unit, tier.low, min(above) - step)
+        out.append(tier)
+    return out
+
+
+_ORDINAL_WORDS = {"ersten": 1, "zweiten": 2, "dritten": 3, "vierten": 4, "fuenften": 5, "sechsten": 6,
+                  "siebten": 7, "achten": 8, "neunten": 9, "zehnten": 10}
+_ORDINAL_RE = re.compile(r"\b(" + "|".join(_ORDINAL_WORDS) + r")\s+(?=" + _YEARS + r")")
+
+
+def question_points(question: str) -> dict[str, tuple[Decimal, ...]]:
+    """The numbers of a question by dimension, each with its readings: "im 4. Dienstjahr" → jahr (4,); "nach dem
+    25. Dienstjahr" → (26,); "seit 17 Jahren" → (17, 18); "bei 25 km" → km (25,). A dimension named with two
+    different numbers is left out (two cases in one question)."""
+    text = _ORDINAL_RE.sub(lambda m: f"{_ORDINAL_WORDS[m.group(1)]}. ", fold_plain(question or "").lower())
+    found: dict[str, set] = {}
+    for m in re.finditer(r"(?:(nach|ab|ueber|mehr als)\s+(?:dem\s+)?)?" + _NUM + r"(\.)?\s*(?:(?:vollen|ganzen|abgeschlossenen)\s+)?"
+                         r"(" + _YEARS + r"|" + _KM + r")\b", text):
+        before, number, dot, word = m.group(1), _dec(m.group(2)), m.group(3), m.group(4)
+        unit = _unit(word)
+        if re.fullmatch(r"(?:19|20)\d{2}", m.group(2)):
+            continue        # a calendar year
+        if unit == "km":
+            points = (number + Decimal("0.001"),) if before in ("ueber", "mehr als") else (number,)
+        elif before in ("ueber", "mehr als"):
+            points = (number + 1,)
+        elif dot:
+            points = (number + 1,) if before == "nach" else (number,)
+        else:
+            points = (number, number + 1)     # completed years: that year, or (strictly) the one after it
+        found.setdefault(unit, set()).add(points)
+    return {unit: next(iter(readings)) for unit, readings in found.items() if len(readings) == 1}
+
+
+def is_dimension_word(word: str) -> bool:
+    """A (folded, stemmed) word that names a tier's dimension: "dienstjahr", "jahr", "km"."""
+    return any(pattern.fullmatch(word) for _unit, pattern in _UNIT_RES)
+
+
+def holds(tier: Tier, points: dict[str, tuple[Decimal, ...]]) -> bool | None:
+    """Does the question's number of the tier's dimension fall into it (every reading)? None: the question names
+    no number of that dimension."""
+    readings = points.get(tier.unit)
+    if not readings:
+        return None
+    return all(tier.contains(p) for p in readings)

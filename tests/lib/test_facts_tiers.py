@@ -1,0 +1,51 @@
+"""Tests for staged tables (lib/facts/tiers.py): the range a row label names, the number a question names, and the
+row a value question falls into."""
+from decimal import Decimal
+
+from lib.facts.tiers import Tier, holds, is_dimension_word, question_points, staged, tier_of
+
+D = Decimal
+
+
+def test_row_labels_name_ranges_of_service_years_or_kilometres():
+    assert tier_of("1. Dienstjahr") == Tier("jahr", D(1), D(1))
+    assert tier_of("ab dem 2. Dienstjahr") == Tier("jahr", D(2), None)
+    assert tier_of("ab dem 16. Dienstjahr (nach 15 Jahren)") == Tier("jahr", D(16), None)
+    assert tier_of("nach 15 Jahren") == Tier("jahr", D(16), None), "a count of completed years: the next year on"
+    assert tier_of("bis 15 Dienstjahre") == Tier("jahr", None, D(15))
+    assert tier_of("2. bis 5. Dienstjahr") == Tier("jahr", D(2), D(5))
+    assert tier_of("20 bis 40 km") == Tier("km", D(20), D(40))
+    assert tier_of("über 60 km").low > D(60) and tier_of("über 60 km").high is None
+    assert tier_of("unter 20 km").high < D(20)
+    # no dimension, or calendar years: no tier
+    for label in ("Regelsatz", "ab 2025", "über € 103.072 bis € 1.000.000", "Dienstjahre ab 2024"):
+        assert tier_of(label) is None, label
+
+
+def test_open_ends_of_a_staged_column_are_closed_by_the_next_row():
+    rows = staged([tier_of("1. Dienstjahr"), tier_of("ab dem 2. Dienstjahr"), tier_of("ab dem 16. Dienstjahr"),
+                   None, tier_of("ab dem 26. Dienstjahr")])
+    assert rows[1] == Tier("jahr", D(2), D(15)) and rows[2] == Tier("jahr", D(16), D(25))
+    assert rows[3] is None and rows[4] == Tier("jahr", D(26), None)
+
+
+def test_the_number_a_question_names_with_its_readings():
+    assert question_points("Kündigungsfrist im 4. Dienstjahr?") == {"jahr": (D(4),)}
+    assert question_points("Urlaub nach dem 25. Dienstjahr") == {"jahr": (D(26),)}
+    assert question_points("im ersten Dienstjahr krank") == {"jahr": (D(1),)}
+    assert question_points("DN seit 17 Jahren im Betrieb") == {"jahr": (D(17), D(18))}, "completed years: two readings"
+    assert question_points("bei 25 km einfacher Strecke") == {"km": (D(25),)}
+    assert question_points("über 60 km")["km"][0] > D(60)
+    # calendar years are no service years; two different numbers of one dimension are two cases
+    assert question_points("Jahreseinkommen 2025 über 30.000") == {}
+    assert question_points("2025 Jahre") == {}
+    assert question_points("5 Jahre oder 20 Jahre?") == {}
+
+
+def test_a_question_falls_into_a_row_only_when_every_reading_does():
+    second_to_fifteenth = Tier("jahr", D(2), D(15))
+    assert holds(second_to_fifteenth, question_points("seit 10 Jahren")) is True
+    assert holds(second_to_fifteenth, question_points("seit 15 Jahren")) is False, "the 15th or the 16th year"
+    assert holds(second_to_fifteenth, question_points("bei 25 km")) is None, "no number of that dimension"
+    assert is_dimension_word("dienstjahr") and is_dimension_word("jahr") and is_dimension_word("km")
+    assert not is_dimension_word("jahreseinkomm")
