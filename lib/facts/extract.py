@@ -226,7 +226,7 @@ def _bullet_fact(source: Source, section: str, caption: str, number: int, line: 
     return Fact(source.entry_id, source.stand, source.topic, strip_basis(strip_periods(label)) or label, label, "",
                 caption, base["key"](label), base["key"](f"{caption} {words}"), base["subject"], period,
                 basis_of(label, cell), variant_of(label), amount, "bullet", section, number, -1, -1, -1,
-                line.strip(), base["legal"])
+                line.strip(), base["legal"], tier=tier_of(label))
 
 
 _PARENS_RE = re.compile(r"\([^()]*\)")
