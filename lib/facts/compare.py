@@ -32,8 +32,7 @@ from decimal import Decimal
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from ..text.german import fold_plain, light_stem
-from .concepts import GENERIC, word_in as _word_in
+from .concepts import GENERIC, KIND_WORDS, word_in as _word_in
 from .extract import Fact
 from .periods import Period, strip_periods
 
@@ -326,12 +325,6 @@ def near_candidate(a: Fact, b: Fact, common: dict) -> bool:
     return not (a.entry_id == b.entry_id or a.basis and b.basis and a.basis != b.basis or not periods_meet(a, b)
                 or directions(a.label) != directions(b.label) or not _subjects_share(a, b, common)
                 or _aspects_differ(a, b) or _kind_only(a) or _kind_only(b))
-
-
-# words that say what kind of quantity a value is, not of what: "Höchstbetrag", "Freibetrag", "Grenze", "Frist"
-KIND_WORDS = frozenset(light_stem(fold_plain(w)) for w in """
-höchstbetrag freibetrag freigrenze grenze grenzwert grenzbetrag obergrenze untergrenze mindestbetrag betrag satz
-beitrag beitragssatz pauschale pauschalbetrag zuschlag frist dauer anspruch ausmaß wert""".split())
 
 
 def _kind_only(fact: Fact) -> bool:

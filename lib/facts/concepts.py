@@ -22,6 +22,11 @@ details erläuterung information kennzahl größe daten punkt aspekt thema merkm
 stand zeitraum jahr jahre kalenderjahr variante fall satz sätze beginn ausmaß gesamt insgesamt je pro im ab bis seit über unter
 mind mindestens max maximal höchstens ca rund und oder sowie bzw nach vor beim""".split())
 
+# words that say what kind of quantity a value is, not of what: "Höchstbetrag", "Freibetrag", "Grenze", "Frist"
+KIND_WORDS = frozenset(light_stem(fold_plain(w)) for w in """
+höchstbetrag freibetrag freigrenze grenze grenzwert grenzbetrag obergrenze untergrenze mindestbetrag betrag satz
+steuersatz prozentsatz beitrag beitragssatz pauschale pauschalbetrag zuschlag frist dauer anspruch ausmaß wert""".split())
+
 BASIS_WORDS = {
     "monatlich": "monatlich", "monat": "monatlich", "monate": "monatlich", "kalendermonat": "monatlich",
     "taeglich": "täglich", "tag": "täglich", "kalendertag": "täglich",

@@ -17,7 +17,7 @@ from ..kb.format import split_sections
 from ..text import md_blocks
 from .amounts import Amount, header_unit, parse_amount
 from .tiers import Tier, staged, tier_of
-from .concepts import acronyms, basis_of, concept_key, strip_basis, subject_words, variant_of, word_in
+from .concepts import GENERIC, KIND_WORDS, acronyms, basis_of, concept_key, strip_basis, subject_words, variant_of, word_in
 from .periods import Period, find_period, implicit, is_period_only, strip_periods
 from .sentences import paragraphs, read_paragraph
 
@@ -111,8 +111,8 @@ def display_concept(concept: str, key: frozenset, title: str, abbrev=None) -> st
     head_words = concept_key(head, abbrev)
     if not head or not head_words or all(word_in(w, key) for w in head_words):
         return concept
-    if key and max(len(w) for w in key) >= 10:     # a word that long names the thing itself
-        return concept
+    if key and max(len(w) for w in key) >= 10 and not key - GENERIC <= KIND_WORDS:
+        return concept      # a word that long names the thing itself, unless it names only a kind ("Steuersatz")
     return f"{head} – {concept}"
 
 
