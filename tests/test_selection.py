@@ -65,16 +65,36 @@ class TestSelectionAnswers(AgentCase):
 
     @mute_logger(*QUIET)
     def test_unknown_numbers_are_dropped_and_nothing_left_is_a_refusal(self):
-        self.standin.script_chat([numbers("S999")])
+        self.standin.script_chat([numbers("S999"), numbers(refused=True)])
         result = self.agent._ask(QUESTION)
         self.assertEqual((result.status, result.answer), ("verweigert", REFUSAL_TEXT))
         self.assertIn("dropped: unknown_passage: S999", result.violations)
-        self.assertEqual(len(self.chat_requests()), 1, "a valid JSON answer is not asked for again")
+        self.assertEqual(len(self.chat_requests()), 2, "a valid JSON answer is not asked for again, only looked "
+                                                       "at again over the best entries after the refusal")
 
     def test_a_refusal_is_the_refusal_sentence(self):
-        self.standin.script_chat([numbers(refused=True)])
+        self.standin.script_chat([numbers(refused=True), numbers(refused=True)])
         result = self.agent._ask(QUESTION)
         self.assertEqual((result.status, result.answer, result.cited_ids), ("verweigert", REFUSAL_TEXT, []))
+        self.assertIn("second_look: refused again", result.violations)
+
+    def test_after_a_refusal_the_model_looks_again_at_the_best_two_entries(self):
+        self.agent._ask(QUESTION)
+        full = self.chat_requests()[-1]["texts"][-1]
+        self.standin.script_chat([numbers(refused=True), numbers("S1")])
+        result = self.agent._ask(QUESTION)
+        first, second = (r["texts"][-1] for r in self.chat_requests()[-2:])
+        entries = lambda text: re.findall(r"^### \[([^\]]+)\]", text, re.M)
+        self.assertEqual(first, full, "the first request is the usual one")
+        distinct = list(dict.fromkeys(entries(first)))
+        self.assertGreater(len(distinct), 2)
+        self.assertEqual(list(dict.fromkeys(entries(second))), distinct[:2], "only the best two entries, in order")
+        self.assertIn("Umgangssprache", second)
+        self.assertEqual(result.status, "beantwortet", result.violations)
+        self.assertIn("repaired: second_look: S1", result.violations)
+        line = self.numbered_lines(self.chat_requests()[-1])["S1"]
+        self.assertTrue(result.answer.startswith(line.split(" [")[0][:30]) or line.startswith("|"), result.answer)
+        self.assertTrue(set(result.cited_ids) <= set(result.retrieved_ids) and result.cited_ids)
 
     @mute_logger(*QUIET)
     def test_invalid_json_twice_gives_the_quotes_with_a_reason_never_the_text(self):

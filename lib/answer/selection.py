@@ -167,6 +167,27 @@ Nur wenn kein Satz etwas zur Frage sagt: {{"verweigert": true, "saetze": []}}
 """
 
 
+# the second look after a refusal (lib/answer/modes/selection.py): the first entries only, and this note
+SECOND_LOOK_ENTRIES = 2
+SECOND_LOOK_NOTE = ("Hinweis: Die Frage kann Umgangssprache, Abkürzungen oder andere Wörter als die Einträge "
+                    "verwenden (etwa „Firmenauto“ für Dienstwagen). Prüfe jeden Satz: Nenne die Nummern der Sätze "
+                    "oder Zeilen, die dieselbe Sache behandeln. Verweigere nur, wenn kein Eintrag das Thema der Frage "
+                    "behandelt.")
+
+
+def second_look_blocks(blocks: list, entries: int = SECOND_LOOK_ENTRIES) -> list:
+    """The context blocks of the first ``entries`` entries of the context (the best-ranked ones), in their order:
+    what the model reads again after it refused. A small model that refuses a colloquial question over a context
+    of six entries often finds the passage in a context of two."""
+    chosen: list[str] = []
+    for block in blocks:
+        if block.entry_id not in chosen:
+            if len(chosen) >= entries:
+                continue
+            chosen.append(block.entry_id)
+    return [b for b in blocks if b.entry_id in chosen]
+
+
 def system_prompt() -> str:
     """The German system prompt of the selection mode."""
     return _SYSTEM

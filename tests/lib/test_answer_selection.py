@@ -152,3 +152,11 @@ def test_a_passage_of_another_kind_of_value_does_not_answer_a_rate_question():
     assert not sel.holds_asked_value("Das ergibt 2 Monatsbezüge.", frozenset({"%"}))
     assert sel.holds_asked_value("fällig am 15. des Folgemonats", frozenset({"Termin", "Datum"}))
     assert sel.holds_asked_value("Das ergibt 2 Monatsbezüge.", frozenset())
+
+
+def test_the_second_look_keeps_the_blocks_of_the_first_two_entries_in_order():
+    blocks = [block("a", "Eins."), block("b", "Zwei."), block("a", "Drei."), block("c", "Vier."), block("b", "Fünf.")]
+    kept = sel.second_look_blocks(blocks)
+    assert [(b.entry_id, b.text) for b in kept] == [("a", "Eins."), ("b", "Zwei."), ("a", "Drei."), ("b", "Fünf.")]
+    assert [b.entry_id for b in sel.second_look_blocks(blocks, entries=1)] == ["a", "a"]
+    assert sel.second_look_blocks([]) == []

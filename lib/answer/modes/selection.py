@@ -8,7 +8,7 @@ import time
 
 from ...llm import errors as ollama_errors
 from ...text.i18n import _lt
-from .. import citations, extractive, outcome, selection
+from .. import citations, extractive, outcome, prompt, selection
 from ..types import REFUSAL_TEXT, AgentAnswer
 from . import AnswerMode, common, register
 
@@ -56,8 +56,27 @@ def answer(prepared, client, on_delta, deadline, cancel, timings):
         regenerations += 1
         messages = messages + [{"role": "assistant", "content": chat.content},
                                {"role": "user", "content": common.JSON_RETRY_NOTE}]
-    t0 = time.perf_counter()
     violations = [f"dropped: unknown_passage: {n}" for n in choice.unknown]
+    if choice.refused and not choice.units and time.monotonic() < deadline:
+        # the second look: the best entries alone, with a note on other words (only after a refusal)
+        t0 = time.perf_counter()
+        try:
+            second, second_units, chat = _second_look(prepared, client, deadline, cancel)
+        except ollama_errors.OllamaCancelled:
+            return common.stopped(timings, generate_ms, t0, conflicts, regenerations, mode="selection")
+        except ollama_errors.OllamaError:
+            second = None       # the refusal stands
+        else:
+            prompt_tokens += chat.prompt_eval_count
+            answer_tokens += chat.eval_count
+            raws.append(chat.content)
+        generate_ms += (time.perf_counter() - t0) * 1000
+        if second is not None and second.units:
+            choice, units = second, second_units
+            violations.append("repaired: second_look: " + ", ".join(u.key for u in second.units))
+        elif second is not None:
+            violations.append("second_look: refused again")
+    t0 = time.perf_counter()
     rejected = ""
     if choice.units:
         status = "beantwortet"
@@ -85,6 +104,22 @@ def answer(prepared, client, on_delta, deadline, cancel, timings):
         notice=prepared.retrieval.degraded, conflicts=conflicts, timings=timings, regenerations=regenerations,
         prompt_tokens=prompt_tokens, answer_tokens=answer_tokens, answer_mode="selection", quotes=quotes,
         rejected=rejected)
+
+
+def _second_look(prepared, client, deadline, cancel):
+    """(choice, units, chat) of the model asked again over the blocks of the best entries only
+    (lib/answer/selection.second_look_blocks), with a note that the question may use other words."""
+    blocks = selection.second_look_blocks(prepared.blocks)
+    kept = {b.entry_id for b in blocks}
+    conflicts = [c for c in prepared.conflicts if kept & set(c.entry_ids)]
+    messages = prompt.build_messages(prepared.question, blocks, conflicts, prepared.history,
+                                     max_context_chars=prepared.plan["max_chars"], strict_note=selection.SECOND_LOOK_NOTE)
+    messages[0] = prepared.messages[0]
+    content, units = selection.number_context(messages[-1]["content"])
+    messages[-1] = dict(messages[-1], content=content)
+    chat = common.generate(messages, prepared.settings, client, None, deadline, cancel, prepared,
+                           response_format=selection.selection_schema([u.key for u in units]), num_predict=80)
+    return selection.parse_choice(chat.content, units), units, chat
 
 
 register(AnswerMode(
