@@ -3,8 +3,8 @@
 Modules in call order: ``periods`` (years and periods a value holds for), ``amounts`` (amount and unit out of a
 cell), ``sentences`` (values stated in prose), ``extract`` (the facts of one entry: table cells, "Key: value"
 bullets, value sentences), ``concepts`` (what a value measures, as a comparable key), ``tiers`` (rows of
-staged tables: ranges of service years or kilometres), ``compare`` (same fact, conflict, outdated; near matches
-by embedding), ``lookup`` (value questions matched to facts), ``shortlist``
-(the entries a value question needs, over the whole base), ``coverage`` (years still missing, facts without a
+staged tables: ranges of service years or kilometres), ``alike`` (values written otherwise: durations, bands,
+bases, circumstances, table layouts), ``compare`` (same fact, conflict, outdated; near matches by embedding),
+``lookup`` (value questions matched to facts), ``shortlist`` (the entries a value question needs, over the whole base), ``coverage`` (years still missing, facts without a
 year).
 """

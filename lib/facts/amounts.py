@@ -23,6 +23,8 @@ _UNIT_WORDS = (
     ("std", "Stunden"), ("uberstunde", "Überstunden"), ("ueberstunde", "Überstunden"), ("kilometer", "km"),
     ("km", "km"), ("prozentpunkt", "Prozentpunkte"), ("kind", "Kinder"),
 )
+_DURATION_ENDINGS = (("jahre", "Jahre"), ("jahren", "Jahre"), ("monate", "Monate"), ("monaten", "Monate"),
+                     ("wochen", "Wochen"))
 UNITS = ("€", "%", "Tage", "Werktage", "Arbeitstage", "Wochen", "Monate", "Monatsentgelte", "Jahre", "Dienstjahre",
          "Stunden", "Überstunden", "km", "g/km", "Prozentpunkte", "Kinder", "Bruch", "Termin", "Datum", "Anzahl")
 _VALUE_RE = re.compile(
@@ -78,6 +80,9 @@ def unit_of_word(word: str) -> str:
     folded = fold_plain(word or "").strip(". ")
     for stem, unit in _UNIT_WORDS:
         if folded.startswith(stem):
+            return unit
+    for ending, unit in _DURATION_ENDINGS:      # "Einzahlungsjahren", "Beitragsmonate"
+        if folded.endswith(ending):
             return unit
     return ""
 

@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import Decimal
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from . import alike
 from .concepts import GENERIC, KIND_WORDS, word_in as _word_in
 from .extract import Fact
-from .periods import Period, strip_periods
+from .periods import strip_periods
 
 NEAR_THRESHOLD = 0.75   # trigram Dice of two label words counted as one word (chosen on the tuning part, docs/facts.md)
 MAX_BUCKET = 200
@@ -64,7 +64,8 @@ def _unit_class(unit: str) -> str:
 
 
 def numbers(fact: Fact) -> frozenset:
-    return frozenset((_unit_class(unit), value) for unit, value in fact.value.numbers)
+    """(kind, value) of every number of a fact; durations in days (lib/facts/alike.py)."""
+    return frozenset(alike.in_days(unit, value) or (_unit_class(unit), value) for unit, value in fact.value.numbers)
 
 
 def values_differ(a: Fact, b: Fact) -> bool:
@@ -104,7 +105,7 @@ def topic_common_words(facts: Iterable[Fact]) -> dict[str, tuple[frozenset, froz
 def same_concept(a: Fact, b: Fact, common: dict[str, frozenset] | None = None, threshold: float = NEAR_THRESHOLD) -> bool:
     if a.entry_id == b.entry_id or not a.key or not b.key:
         return False
-    if not _same_variant(a, b) or (a.basis and b.basis and a.basis != b.basis):
+    if not alike.same_variant(a, b) or (a.basis and b.basis and a.basis != b.basis) or alike.cells_apart(a, b):
         return False
     ca, cb = {c for c, _ in numbers(a)}, {c for c, _ in numbers(b)}
     if ca and cb and not ca & cb:     # a rate and a count are not one concept
@@ -116,33 +117,7 @@ def same_concept(a: Fact, b: Fact, common: dict[str, frozenset] | None = None, t
             and _explained(b.key, a, topic_words, threshold))
 
 
-def _same_variant(a: Fact, b: Fact) -> bool:
-    """The same numbers in the labels, or the same band of a staged table written otherwise: "ab 20 km" (the
-    next row "ab 40 km") and "20 bis 40 km" (lib/facts/tiers.py; the upper bounds may differ by one step)."""
-    if a.variant == b.variant:
-        return True
-    ta, tb = a.tier, b.tier
-    if ta is None or tb is None or ta.unit != tb.unit or ta.low != tb.low:
-        return False
-    if ta.high is None or tb.high is None:
-        return ta.high is None and tb.high is None
-    return abs(ta.high - tb.high) <= 1
-
-
-# a yearly amount is 12 or 14 monthly ones (with the Sonderzahlungen), 365 daily ones, 52 weekly ones
-_BASIS_FACTORS = (12, 14, 365, 52)
-
-
-def _another_basis(a: Fact, b: Fact) -> bool:
-    """One side names no basis and its amount is a whole multiple of the other's by a factor of the bases:
-    "€ 696" in a table of yearly amounts beside "monatlich: € 58" is one value on two bases, not a contradiction."""
-    if (a.basis and b.basis) or not (a.basis or b.basis):
-        return False
-    x, y = a.value.amount, b.value.amount
-    if x is None or y is None or x <= 0 or y <= 0 or a.value.unit != b.value.unit or a.value.unit != "€":
-        return False
-    big, small = max(x, y), min(x, y)
-    return any(abs(big - small * f) <= small * f * Decimal("0.005") for f in _BASIS_FACTORS)
+SUBJECT_WORD_LENGTH = 12    # a label word this long is a compound that names a concept ("Höchstbeitragsgrundlage")
 
 
 def _subjects_agree(a: Fact, b: Fact, common: dict[str, frozenset] | None) -> bool:
@@ -157,8 +132,23 @@ def _subjects_agree(a: Fact, b: Fact, common: dict[str, frozenset] | None) -> bo
             return True
         if not (a.subject - every) and not (b.subject - every):
             return True      # neither title nor tags say more than the topic: one subject
-        return any(_word_in(w, a.subject) and _word_in(w, b.subject) for w in a.key | b.key)
-    return bool(a.legal & b.legal and a.key == b.key and shared)
+        if any(_word_in(w, a.subject) and _word_in(w, b.subject) for w in a.key | b.key):
+            return True
+        # one label that names a concept of its own, the subject of one of the two entries ("Höchstbeitragsgrundlage
+        # monatlich" in an entry on the Höchstbeitragsgrundlage and in one on the Beitragssätze): one concept of the
+        # topic; a label of a kind only ("Fälligkeit", "Höchstbetrag") needs the entries' subjects to agree
+        own = {w for w in (a.key & b.key) - GENERIC - KIND_WORDS if len(w) >= SUBJECT_WORD_LENGTH}
+        return any(_word_in(w, a.subject - every) or _word_in(w, b.subject - every) for w in own)
+    if not (a.legal & b.legal and a.key == b.key and shared):
+        return False
+    # across topics the topic itself qualifies a value ("Lehrlinge": the apprentices' rates, not the general ones):
+    # the words every entry of each topic names must be named on the other side too
+    for one, other in ((a, b), (b, a)):
+        every = (common or {}).get(one.topic, (frozenset(),))[0]
+        pool = other.subject | other.key | other.context
+        if not all(_word_in(word, pool) for word in every):
+            return False
+    return True
 
 
 def _covers_implicit(implicit_fact: Fact, other: Fact) -> bool:
@@ -166,27 +156,20 @@ def _covers_implicit(implicit_fact: Fact, other: Fact) -> bool:
     return year is not None and other.period.covers(year)
 
 
-def _named_years(period):
-    """A period as far as it states a value: "bis 2024" (or "bis 31.12.2024") says that the value held up to 2024,
-    not since when; beside "2023: € 500,91" of another entry it is the older value, not a contradiction."""
-    if period.start is None and period.end is not None:
-        return Period(period.end, period.end, period.text, period.source)
-    return period
-
-
 def periods_meet(a: Fact, b: Fact) -> bool:
     """The two facts speak of a common year (a value without a year: the year of its Stand)."""
     pa, pb = a.period, b.period
     if pa.explicit and pb.explicit:
-        return _named_years(pa).overlaps(_named_years(pb))
+        return alike.named_years(pa).overlaps(alike.named_years(pb))
     if not pa.explicit and not pb.explicit:
-        return pa.start == pb.start
+        return True
     return _covers_implicit(a, b) if not pa.explicit else _covers_implicit(b, a)
 
 
 def relation(a: Fact, b: Fact) -> str:
     """"conflict", "outdated" (a is the older side), "outdated_rev" (b is), or "" for two facts of one concept."""
-    if a.is_reference or b.is_reference or not values_differ(a, b) or _another_basis(a, b):
+    if (a.is_reference or b.is_reference or not values_differ(a, b) or alike.another_basis(a, b)
+            or alike.qualified_apart(a, b)):
         return ""
     if periods_meet(a, b):
         return "conflict"
@@ -324,15 +307,7 @@ def near_candidate(a: Fact, b: Fact, common: dict) -> bool:
     are not two aspects of one thing."""
     return not (a.entry_id == b.entry_id or a.basis and b.basis and a.basis != b.basis or not periods_meet(a, b)
                 or directions(a.label) != directions(b.label) or not _subjects_share(a, b, common)
-                or _aspects_differ(a, b) or _kind_only(a) or _kind_only(b))
-
-
-def _kind_only(fact: Fact) -> bool:
-    """The label names only the kind of quantity ("Höchstbetrag monatlich", "Freibetrag"): its text says nothing
-    of what is measured, so closeness of two such texts is closeness of the words "Höchstbetrag" and
-    "Freibetrag", not of two concepts; the word rules and the entries' subjects decide such labels alone."""
-    words = fact.key - GENERIC
-    return words <= KIND_WORDS
+                or _aspects_differ(a, b) or alike.kind_only(a) or alike.kind_only(b))
 
 
 _DIRECTION_RE = re.compile(r"\b(?P<w>unter|bis(?:\s+zum|\s+zur)?|höchstens|max\.?|maximal|vor|über|ab(?:\s+dem|\s+der)?|nach|"

@@ -25,7 +25,8 @@ mind mindestens max maximal höchstens ca rund und oder sowie bzw nach vor beim"
 # words that say what kind of quantity a value is, not of what: "Höchstbetrag", "Freibetrag", "Grenze", "Frist"
 KIND_WORDS = frozenset(light_stem(fold_plain(w)) for w in """
 höchstbetrag freibetrag freigrenze grenze grenzwert grenzbetrag obergrenze untergrenze mindestbetrag betrag satz
-steuersatz prozentsatz beitrag beitragssatz pauschale pauschalbetrag zuschlag frist dauer anspruch ausmaß wert""".split())
+steuersatz prozentsatz beitrag beitragssatz pauschale pauschalbetrag zuschlag frist dauer anspruch ausmaß wert
+fälligkeit termin stichtag summe gesamt""".split())
 
 BASIS_WORDS = {
     "monatlich": "monatlich", "monat": "monatlich", "monate": "monatlich", "kalendermonat": "monatlich",

@@ -28,6 +28,11 @@ _QUALIFIER_HEADERS = re.compile(r"^\s*(?:stand|zeitraum|jahr|gültig(?:\s+ab)?|g
                                 re.I)
 _GENERIC_HEADER = re.compile(r"^\s*(?:wert|werte|regel|betrag|betrag\s*/\s*regel|höhe|angabe|inhalt|element|"
                              r"punkt|behandlung|sachverhalt|kennzahl)\s*$", re.I)
+def generic_header(header: str) -> bool:
+    """A column header that says nothing of what is measured ("Wert", "Betrag / Regel")."""
+    return bool(_GENERIC_HEADER.match(header or ""))
+
+
 _BULLET_RE = re.compile(r"^\s*[-*+•]\s+([^:|]{2,80}?)\s*:\s+(.+)$")
 _EMPTY = {"", "–", "-", "—", "n/a", "k. a."}
 

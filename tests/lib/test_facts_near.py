@@ -6,7 +6,7 @@ import yaml
 
 from facts_data import ABBREV, BASE_A, BASE_B, DEMO, SYNONYMS, sources as _sources
 from lib.cockpit.health import fact_conflicts
-from lib.facts import compare as C
+from lib.facts import alike, compare as C
 from lib.facts.concepts import acronyms, spells, synonym_links
 from lib.facts.extract import Source, extract_all
 from testing.standin import embedders
@@ -198,9 +198,9 @@ def test_labels_that_name_only_the_kind_of_quantity_are_no_near_match():
     facts = extract_all([overtime, night], ABBREV)
     every = table_embedder({"Höchstbetrag": [1.0, 0.0], "Freibetrag": [1.0, 0.01]})
     assert _conflicts(facts, embed=every) == set(), "'Höchstbetrag' and 'Freibetrag' say nothing of what is measured"
-    assert C._kind_only(facts[0]) and C._kind_only(facts[1])
+    assert alike.kind_only(facts[0]) and alike.kind_only(facts[1])
     named = extract_all([_entry("k-3", "X", "- Nachtarbeitszuschlag Höchstbetrag: € 360")], ABBREV)
-    assert not C._kind_only(named[0])
+    assert not alike.kind_only(named[0])
 
 
 def test_a_value_up_to_a_year_is_the_older_value_of_another_entrys_earlier_year():
@@ -226,7 +226,7 @@ def test_one_band_of_a_staged_table_written_otherwise_and_a_value_on_another_bas
     pairs = [p for p in C.compare(extract_all([yearly, bullets], ABBREV)) if p.kind == "conflict"]
     values = {v for p in pairs for v in (p.first.text, p.second.text)}
     assert values == {"€ 1.476", "€ 1.467"}, "the band '20 bis 40 km' is the row 'ab 20 km'; € 696 = 12 × € 58"
-    assert C._another_basis(*[f for f in extract_all([yearly, bullets], ABBREV) if f.text in ("€ 696", "€ 58")])
+    assert alike.another_basis(*[f for f in extract_all([yearly, bullets], ABBREV) if f.text in ("€ 696", "€ 58")])
 
 
 def test_base_c_every_planted_conflict_with_both_values_and_nothing_else(e5):
