@@ -162,7 +162,7 @@ def periods_meet(a: Fact, b: Fact) -> bool:
     if pa.explicit and pb.explicit:
         return alike.named_years(pa).overlaps(alike.named_years(pb))
     if not pa.explicit and not pb.explicit:
-        return True
+        return pa.start == pb.start
     return _covers_implicit(a, b) if not pa.explicit else _covers_implicit(b, a)
 
 
@@ -217,6 +217,7 @@ def compare(facts: list[Fact], threshold: float = NEAR_THRESHOLD, common: dict |
                 seen.add((i, j))
                 if same_concept(facts[i], facts[j], common, threshold):
                     candidates.append((i, j))
+    candidates = _closest_counterparts(candidates, facts)
     # an entry that states a later period of the concept itself is not outdated by it
     newest: dict[tuple[str, int], int] = {}
     for i, j in candidates:
@@ -238,6 +239,36 @@ def compare(facts: list[Fact], threshold: float = NEAR_THRESHOLD, common: dict |
                   for i, j in embedded_matches(facts, candidates, common, embed, embed_threshold, embed_margin, links)
                   if relation(facts[i], facts[j]) == "conflict"]
     return _drop_settled(pairs, candidates, facts)
+
+
+def _overlap(a: Fact, b: Fact) -> float:
+    """How much of the two keys is shared (Jaccard over words, a word counting when the other key names it)."""
+    shared = sum(1 for w in a.key if _word_in(w, b.key))
+    return shared / (len(a.key) + len(b.key) - shared) if a.key and b.key else 0.0
+
+
+def _closest_counterparts(candidates: list[tuple[int, int]], facts: list[Fact]) -> list[tuple[int, int]]:
+    """Of the facts of one entry that pass for the same concept as a fact of another, only those whose labels are
+    closest to it: beside "Grenze für die Dienstgeberabgabe" an entry's "1,5-fache Grenze (DAG)" is the
+    counterpart, not its "Grenze monatlich"; the same label in several year columns stays."""
+    best: dict[tuple[int, str], float] = {}
+    for i, j in candidates:
+        score = _overlap(facts[i], facts[j])
+        for one, other in ((i, j), (j, i)):
+            key = (one, facts[other].entry_id)
+            best[key] = max(best.get(key, 0.0), score)
+    kept = [(i, j) for i, j in candidates
+            if _overlap(facts[i], facts[j]) >= best[(i, facts[j].entry_id)] - 1e-9
+            and _overlap(facts[i], facts[j]) >= best[(j, facts[i].entry_id)] - 1e-9]
+    # a fact that the other entry states alike (same period, same value) has its counterpart there: another fact of
+    # that entry under a label as close ("1. Kind" of a second table) is not compared with it
+    agreed: set[tuple[int, str]] = set()
+    for i, j in kept:
+        if periods_meet(facts[i], facts[j]) and not values_differ(facts[i], facts[j]):
+            agreed.update({(i, facts[j].entry_id), (j, facts[i].entry_id)})
+    return [(i, j) for i, j in kept
+            if periods_meet(facts[i], facts[j]) is False or not values_differ(facts[i], facts[j])
+            or ((i, facts[j].entry_id) not in agreed and (j, facts[i].entry_id) not in agreed)]
 
 
 def _subjects_share(a: Fact, b: Fact, common: dict) -> bool:

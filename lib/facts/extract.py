@@ -33,6 +33,7 @@ def generic_header(header: str) -> bool:
     return bool(_GENERIC_HEADER.match(header or ""))
 
 
+_CAPTION_LINE = re.compile(r"^\s*(?:\*\*)?[^\s|*+\-•#][^|:]{1,70}:(?:\*\*)?\s*$")
 _BULLET_RE = re.compile(r"^\s*[-*+•]\s+([^:|]{2,80}?)\s*:\s+(.+)$")
 _EMPTY = {"", "–", "-", "—", "n/a", "k. a."}
 
@@ -322,6 +323,11 @@ def _section_facts(source: Source, key: str, heading: str, numbered: list[tuple[
             table_no += 1
             continue
         if number in in_table:
+            continue
+        if _CAPTION_LINE.match(line) and not _BULLET_RE.match(line):
+            # "UAB 2025 je Monat:" on a line of its own names the table below, like a heading
+            caption = line.strip().rstrip(":").strip()
+            base["caption_period"] = find_period(caption, "caption")
             continue
         fact = _bullet_fact(source, key, caption, number, line, base)
         if fact is not None:

@@ -84,7 +84,7 @@ def test_across_topics_the_topic_qualifies_the_value():
     assert _conflicts(*general, *apprentices) == set(), "the apprentices' rate is not the general one"
 
 
-def test_base_d_every_finding_is_real_and_half_of_the_planted_are_found(e5_vectors=None):
+def test_base_d_every_finding_is_real():
     # written blind; its first run had precision 0.500 / recall 0.250 (docs/facts.md): no longer a clean base
     base = BASE_B.parent / "facts_kb_d"
     planted = {frozenset(c["entries"]): c for c in yaml.safe_load((base / "expected.yaml").read_text())["contradictions"]}
@@ -92,7 +92,33 @@ def test_base_d_every_finding_is_real_and_half_of_the_planted_are_found(e5_vecto
     findings = [c for c in fact_conflicts(C.compare(facts)) if c.kind == "conflict"]
     found = {frozenset(c.entry_ids) for c in findings}
     assert found <= set(planted), found - set(planted)
-    assert len(found) >= 4
+    assert len(found) >= 3
+    # a rule without a year in entries of other years (Stand 2024 and 2025): the older side is outdated, with both
+    # values (the cockpit's "möglicherweise veraltet")
+    outdated = [c for c in fact_conflicts(C.compare(facts)) if c.kind == "outdated"
+                and frozenset(c.entry_ids) == frozenset({"td-kue-01", "td-kue-04"})]
+    assert outdated and "1 Monat" in " ".join(outdated[0].values.values()) and "6 Wochen" in " ".join(
+        outdated[0].values.values())
     for c in findings:
         shown = " ".join(c.values.values())
         assert all(v in shown for v in planted[frozenset(c.entry_ids)]["values"].values()), c.values
+
+
+def test_the_closest_label_of_the_other_entry_is_the_counterpart():
+    one = _entry("g-1", "Geringfügigkeitsgrenze 2023 bis 2026", "| Kalenderjahr | Grenze monatlich | Grenze (DAG) |\n"
+                 "|---|---|---|\n| 2024 | € 518,44 | € 777,66 |", tags=("Geringfügigkeit", "Dienstgeberabgabe"))
+    two = _entry("g-2", "Geringfügige Beschäftigung 2024", "| Größe | Wert 2024 |\n|---|---|\n| Grenze | € 518,44 monatlich |\n"
+                 "| Grenze für die Dienstgeberabgabe | € 777,66 monatlich |", tags=("Geringfügigkeit",), stand="2024-01")
+    assert _conflicts(one, two) == set(), "'Grenze für die Dienstgeberabgabe' is the DAG column, not 'Grenze monatlich'"
+    slip = _entry("g-3", "Geringfügige Beschäftigung 2024", "| Größe | Wert 2024 |\n|---|---|\n| Grenze | € 518,44 monatlich |\n"
+                  "| Grenze für die Dienstgeberabgabe | € 770,66 monatlich |", tags=("Geringfügigkeit",), stand="2024-01")
+    assert _conflicts(one, slip) == {frozenset({"g-1", "g-3"})}
+
+
+def test_base_e_every_entry_pair_found_is_a_planted_one():
+    # written blind; its first run had precision 0.667 / recall 0.750 with near matches (docs/facts.md)
+    base = BASE_B.parent / "facts_kb_e"
+    planted = {frozenset(c["entries"]) for c in yaml.safe_load((base / "expected.yaml").read_text())["contradictions"]}
+    facts = extract_all(_sources(base / "wissensbasis" / "dokumente"), ABBREV)
+    found = {frozenset(c.entry_ids) for c in fact_conflicts(C.compare(facts)) if c.kind == "conflict"}
+    assert found <= planted and len(found) >= 5, (found - planted, len(found))
