@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..text import md_blocks
+from ..text.german import fold_plain, light_stem, word_tokens
 from ..search.fulltext import is_value_question
 from ..facts.amounts import value_spans
 from ..facts.lookup import asked_units
@@ -44,6 +45,7 @@ _XREF_DOUBLE_RE = re.compile(r"\(\(→ ([^)\s]+)\)\)")
 _XREF_RE = re.compile(r"\(→ ([^)\s]+)\)")
 _DIGIT_RE = re.compile(r"\d")
 _DATE_KINDS = frozenset({"Termin", "Datum"})
+_YEAR_RE = re.compile(r"(?:19|20)\d{2}")
 
 
 @dataclass
@@ -173,6 +175,30 @@ SECOND_LOOK_NOTE = ("Hinweis: Die Frage kann Umgangssprache, Abkürzungen oder a
                     "verwenden (etwa „Firmenauto“ für Dienstwagen). Prüfe jeden Satz: Nenne die Nummern der Sätze "
                     "oder Zeilen, die dieselbe Sache behandeln. Verweigere nur, wenn kein Eintrag das Thema der Frage "
                     "behandelt.")
+
+
+def _matches(term: str, word: str) -> bool:
+    """A question word found in a passage word: the same, one the beginning of the other (five letters or
+    more), or one the end of a compound ("steuersatz" in "grenzsteuersatz", six letters or more)."""
+    if term == word:
+        return True
+    if len(term) >= 5 and len(word) >= 5 and (word.startswith(term) or term.startswith(word)):
+        return True
+    return (len(term) >= 6 and word.endswith(term)) or (len(word) >= 6 and term.endswith(word))
+
+
+def related(question: str, chosen: list[Unit], expansions=()) -> bool:
+    """Do the chosen passages name anything the question asks about: one of its content words (or of the synonym
+    table's expansions of them) in one of the passages? A small model that answers "What is the FICA tax rate?"
+    with the rows of an overtime table, or "Wie hoch ist das Existenzminimum?" with the
+    Höchstbeitragsgrundlage, picked passages that share no word with the question: that is a refusal."""
+    terms = question_terms(question) | {light_stem(fold_plain(w)) for e in expansions for w in e.split() if len(w) >= 3}
+    words = {light_stem(fold_plain(w)) for u in chosen for w in word_tokens(u.text) if len(w) >= 3}
+    if any(_matches(t, w) for t in terms for w in words):
+        return True
+    # a figure of the question ("Steuersatz von 55 %") in a passage; calendar years say nothing of the subject
+    numbers = {n for n in question_numbers(question) if len(n) >= 2 and not _YEAR_RE.fullmatch(n)}
+    return bool(numbers & {n for u in chosen for n in question_numbers(u.text)})
 
 
 def second_look_blocks(blocks: list, entries: int = SECOND_LOOK_ENTRIES) -> list:

@@ -160,3 +160,19 @@ def test_the_second_look_keeps_the_blocks_of_the_first_two_entries_in_order():
     assert [(b.entry_id, b.text) for b in kept] == [("a", "Eins."), ("b", "Zwei."), ("a", "Drei."), ("b", "Fünf.")]
     assert [b.entry_id for b in sel.second_look_blocks(blocks, entries=1)] == ["a", "a"]
     assert sel.second_look_blocks([]) == []
+
+
+def test_passages_that_share_nothing_with_the_question_are_no_answer():
+    unit = lambda text: sel.Unit("S1", "lb-x", "2025-01", text)
+    overtime = [unit("Begünstigte Überstunden pro Monat: 10."), unit("Höchstbetrag steuerfrei: € 86.")]
+    assert not sel.related("What is the FICA tax rate for US payroll?", overtime)
+    assert not sel.related("Wie hoch ist das Existenzminimum bei einer Lohnpfändung?",
+                           [unit("Sozialversicherungsbeiträge werden nur bis zur Höchstbeitragsgrundlage berechnet.")])
+    assert sel.related("Wie viele Überstunden sind steuerfrei?", overtime)
+    # a compound's head ("Steuersatz" in "Grenzsteuersatz"), a figure of the question, a synonym's expansion
+    assert sel.related("Welcher Steuersatz gilt?", [unit("über € 1.000.000: Grenzsteuersatz 55 %")])
+    assert sel.related("Ab welchem Einkommen gilt 2025 der Satz von 55 %?", [unit("über € 1.000.000: 55 %")])
+    assert not sel.related("Was galt 2025?", [unit("Im Jahr 2025 gilt das.")]), "a calendar year is no subject"
+    car = [unit("Der Sachbezug beträgt 2 % der Anschaffungskosten.")]
+    assert not sel.related("Wie wird das Firmenauto privat versteuert?", car)
+    assert sel.related("Wie wird das Firmenauto privat versteuert?", car, expansions=["dienstwagen", "sachbezug"])

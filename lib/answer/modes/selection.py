@@ -57,6 +57,10 @@ def answer(prepared, client, on_delta, deadline, cancel, timings):
         messages = messages + [{"role": "assistant", "content": chat.content},
                                {"role": "user", "content": common.JSON_RETRY_NOTE}]
     violations = [f"dropped: unknown_passage: {n}" for n in choice.unknown]
+    expansions = getattr(getattr(prepared.retrieval, "plan", None), "expansions", None) or ()
+    if choice.units and not selection.related(prepared.question, choice.units, expansions):
+        violations.append("refused: unrelated_passages: " + ", ".join(u.key for u in choice.units))
+        choice = selection.Choice(refused=True)
     if choice.refused and not choice.units and time.monotonic() < deadline:
         # the second look: the best entries alone, with a note on other words (only after a refusal)
         t0 = time.perf_counter()
@@ -71,6 +75,9 @@ def answer(prepared, client, on_delta, deadline, cancel, timings):
             answer_tokens += chat.eval_count
             raws.append(chat.content)
         generate_ms += (time.perf_counter() - t0) * 1000
+        if second is not None and second.units and not selection.related(prepared.question, second.units, expansions):
+            violations.append("second_look: unrelated_passages: " + ", ".join(u.key for u in second.units))
+            second = None
         if second is not None and second.units:
             choice, units = second, second_units
             violations.append("repaired: second_look: " + ", ".join(u.key for u in second.units))
