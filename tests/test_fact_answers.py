@@ -40,6 +40,19 @@ class TestFactAnswers(StandInCase):
         self.assertIn("⚠", result.answer)
         self.assertEqual({i for c in result.conflicts for i in c.entry_ids}, {"lb-atz-02", "wiku-atz-01"})
 
+    def test_the_row_of_a_staged_table_a_question_falls_into(self):
+        with patch.object(type(self.env["pv.kb.retriever"]), "_retrieve",
+                          side_effect=AssertionError("no full search")):
+            result = self.env["pv.kb.agent"]._ask("Kündigungsfrist des Arbeitgebers bei einem Angestellten im 4. "
+                                                  "Dienstjahr?")
+        self.assertTrue(result.from_facts)
+        self.assertIn("ab dem 3. Dienstjahr", result.answer)
+        self.assertIn("2 Monate [lb-end-01]", result.answer)
+        self.assertNotIn("3 Monate", result.answer)
+        self.assertTrue(any("| ab dem 3. Dienstjahr |" in q["passage"] for q in result.quotes), result.quotes)
+        # "nach 25 Dienstjahren": the 25th or the 26th year, two rows: not from the facts, the full search answers
+        self.assertFalse(self.env["pv.kb.agent"]._ask("Wie viele Werktage Urlaub nach 25 Dienstjahren?").from_facts)
+
     def test_the_setting_turns_it_off(self):
         settings = self.env["pv.kb.settings"]._get({"fact_answers": False})
         result = self.env["pv.kb.agent"]._ask("GFB 2025?", settings=settings)

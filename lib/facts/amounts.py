@@ -116,6 +116,8 @@ def _scrub(text: str) -> str:
     """The text with dates, entry ids and paragraph numbers blanked out (same length): they are no amounts."""
     scrubbed = _DATE_RE.sub(lambda m: " " * len(m.group(0)), text)
     scrubbed = re.sub(r"\[[^\]\n]{1,60}\]", lambda m: " " * len(m.group(0)), scrubbed)   # "[ta-fam-04]": an id
+    # a year right before an amount ("bis 2024 € 3.000") is its period, not "2024 €"
+    scrubbed = re.sub(r"\b(?:19|20)\d{2}(?=\s+(?:€|EUR\b)\s?\d)", lambda m: " " * len(m.group(0)), scrubbed)
     return re.sub(r"(?:§§?|Abs\.|Z\.|Art\.|lit\.)\s*\d+[a-z]?", lambda m: " " * len(m.group(0)), scrubbed)
 
 

@@ -217,11 +217,31 @@ def _facts_of_table(source: Source, section: str, caption: str, table_no: int, h
     return facts
 
 
-def _bullet_fact(source: Source, section: str, caption: str, number: int, line: str, base: dict) -> Fact | None:
+# "bis 2024 € 3.000, ab 2025 € 1.000": a value and its successor in one cell, split before each period word
+_SUCCESSOR_SPLIT = re.compile(r"\s*[,;]\s*(?=(?:ab|bis|seit|vor)\s+(?:\d{1,2}\.\s?\d{1,2}\.\s?)?(?:19|20)\d{2}\b)", re.I)
+
+
+def successors(cell: str) -> list[str]:
+    """The parts of a cell that name a value with its own period each ("bis 2024 € 3.000, ab 2025 € 1.000" → two);
+    the cell itself when it is one value."""
+    parts = [p for p in _SUCCESSOR_SPLIT.split(cell or "") if p.strip()]
+    if len(parts) < 2 or not all(find_period(p, "cell") and parse_amount(p).has_value for p in parts):
+        return [cell]
+    return parts
+
+
+def _bullet_facts(source: Source, section: str, caption: str, number: int, line: str, base: dict) -> list[Fact]:
     match = _BULLET_RE.match(md_blocks.TABLE_CELL_MARKUP_RE.sub("", line))
     if not match:
-        return None
-    label, cell = md_blocks.cell(match.group(1)), md_blocks.cell(match.group(2))
+        return []
+    label = md_blocks.cell(match.group(1))
+    facts = [_bullet_fact(source, section, caption, number, line, base, label, part)
+             for part in successors(md_blocks.cell(match.group(2)))]
+    return [f for f in facts if f is not None]
+
+
+def _bullet_fact(source: Source, section: str, caption: str, number: int, line: str, base: dict, label: str,
+                 cell: str) -> Fact | None:
     amount = parse_amount(cell)
     if not amount.has_value and amount.unit != "Verweis":
         return None
@@ -329,9 +349,7 @@ def _section_facts(source: Source, key: str, heading: str, numbered: list[tuple[
             caption = line.strip().rstrip(":").strip()
             base["caption_period"] = find_period(caption, "caption")
             continue
-        fact = _bullet_fact(source, key, caption, number, line, base)
-        if fact is not None:
-            facts.append(fact)
+        facts.extend(_bullet_facts(source, key, caption, number, line, base))
     return facts
 
 
