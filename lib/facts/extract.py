@@ -84,7 +84,7 @@ class Fact:
     passage: str = ""
     legal: frozenset = frozenset()
     name: str = ""          # the concept as the label says it, without the title's head in front
-    optional: frozenset = frozenset()   # key words only in parentheses ("(laufend, volle AV)"): qualifiers
+    optional: frozenset = frozenset()   # key words only in the column header's parentheses ("(6-Tage-Woche)")
     tier: Tier | None = None            # the range of service years or kilometres its row holds for (tiers.py)
 
 
@@ -301,8 +301,8 @@ def extract_facts(source: Source, abbrev: Mapping[str, tuple[str, ...]] | None =
             fact.key = frozenset(spelled.get(w, w) for w in fact.key)
         fact.name = fact.concept
         fact.concept = display_concept(fact.concept, fact.key, source.title, abbrev)
-        if "(" in fact.label or "(" in fact.column_header:
-            outside = base["key"](_PARENS_RE.sub(" ", f"{fact.label} {fact.column_header}"))
+        if "(" in fact.column_header:
+            outside = base["key"](f"{fact.label} {_PARENS_RE.sub(' ', fact.column_header)}")
             outside = frozenset(spelled.get(w, w) for w in outside) if spelled else outside
             fact.optional = frozenset(w for w in fact.key if not word_in(w, outside))
     return facts

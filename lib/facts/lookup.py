@@ -180,9 +180,10 @@ def _rate_word_named(key_word: str, question: Question, fact: Fact) -> bool:
 
 
 def required_key(fact: Fact) -> frozenset:
-    """The words of a fact's concept key a question must name. The words of the label's parentheses qualify the
-    concept ("Dienstnehmeranteil gesamt (laufend, volle AV)"): a question need not name them; a concept of the entry
-    that differs only in them makes the match unclear (:func:`find`)."""
+    """The words of a fact's concept key a question must name: all but those only in the parentheses of its column
+    header, which say how it is counted ("Werktage (6-Tage-Woche)"). The parentheses of a row label stay required:
+    letting a question leave out "(laufend)" of "Dienstgeberanteil gesamt (laufend)" answered "Wie viel Prozent DB
+    zahlt der DG?" with the Dienstgeberanteil on questions nobody had tuned on (docs/facts.md)."""
     return fact.key - fact.optional or fact.key
 
 

@@ -141,6 +141,7 @@ def test_the_row_of_a_staged_table_the_question_falls_into(facts):
     assert far is not None and "€ 306" in far.text, "über 60 is not the row 40 bis 60"
 
 
-def test_words_in_the_labels_parentheses_need_not_be_named(facts):
-    result = answer("Dienstnehmeranteil SV 2025 gesamt?", facts)
-    assert result is not None and "18,07 % [lb-sv-02]" in result.text and "20,98" not in result.text
+def test_a_rate_named_by_the_start_of_a_compound_is_not_another_rate(facts):
+    # "DG" is the Dienstgeber, not the "Dienstgeberanteil gesamt (laufend)" of the SV entry
+    result = answer("Wie viel Prozent DB zahlt der DG 2025?", facts)
+    assert result is None or ("3,7 %" in result.text and "20,98" not in result.text)
