@@ -302,6 +302,29 @@ def complete_value(question: str, chosen: list[Unit], units: list[Unit]) -> Unit
     return None
 
 
+def complete_year(question: str, chosen: list[Unit], units: list[Unit]) -> Unit | None:
+    """The passage to add when the question names one calendar year and no chosen passage names it: the small
+    model picks "Referenzzinssatz 2023: 1,0 %" for "… 2024 …". Then the passage of a chosen entry that names the
+    asked year and shares the most words with the question is added (none naming it or sharing anything: None).
+    The passage it chose stays: its year is written in it, so nothing wrong is shown."""
+    years = {y for y in _YEAR_RE.findall(question or "")}
+    if len(years) != 1 or not chosen:
+        return None
+    year = years.pop()
+    if any(re.search(rf"\b{year}\b", u.text) for u in chosen):
+        return None
+    terms = question_terms(question)
+    entries = {u.entry_id for u in chosen}
+    best, best_score = None, 0
+    for unit in units:
+        if unit.entry_id not in entries or unit in chosen or not re.search(rf"\b{year}\b", unit.text):
+            continue
+        score = term_hits(terms, unit.text)
+        if score > best_score:
+            best, best_score = unit, score
+    return best
+
+
 def render_answer(chosen: list[Unit], conflicts: list[Conflict] = (), order: list[Unit] | None = None) -> str:
     """The answer: the chosen passages grouped by entry (entries in the order of their first chosen passage,
     passages of one entry in the order of the text), each ``passage [id] (Stand YYYY-MM)``; passages of an

@@ -176,3 +176,16 @@ def test_passages_that_share_nothing_with_the_question_are_no_answer():
     car = [unit("Der Sachbezug beträgt 2 % der Anschaffungskosten.")]
     assert not sel.related("Wie wird das Firmenauto privat versteuert?", car)
     assert sel.related("Wie wird das Firmenauto privat versteuert?", car, expansions=["dienstwagen", "sachbezug"])
+
+
+def test_a_passage_of_another_year_gets_the_passage_of_the_asked_year_beside_it():
+    rates = ("| Punkt | Regel |\n|---|---|\n| Referenzzinssatz 2023 | 1,0 % |\n| Referenzzinssatz 2024 | 4,5 % |\n"
+             "| Freibetrag | € 7.300 |")
+    question = "Mit welchem Referenzzinssatz rechne ich 2024 die Zinsersparnis?"
+    _content, units = numbered([block("lb-sb-04", rates, title="Zinsersparnis")], question)
+    by_text = {u.text: u for u in units}
+    chosen = [by_text["Referenzzinssatz 2023: 1,0 %"]]
+    assert sel.complete_year(question, chosen, units) is by_text["Referenzzinssatz 2024: 4,5 %"]
+    assert sel.complete_year(question, [by_text["Referenzzinssatz 2024: 4,5 %"]], units) is None
+    assert sel.complete_year("Mit welchem Referenzzinssatz rechne ich?", chosen, units) is None, "no year asked"
+    assert sel.complete_year("Referenzzinssatz 2023 oder 2024?", chosen, units) is None, "two years asked"

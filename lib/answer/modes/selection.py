@@ -87,10 +87,12 @@ def answer(prepared, client, on_delta, deadline, cancel, timings):
     rejected = ""
     if choice.units:
         status = "beantwortet"
-        added = selection.complete_value(prepared.question, choice.units, units)
-        if added is not None:
-            choice.units.append(added)
-            violations.append(f"repaired: value_passage_added: {added.key}")
+        for repair, name in ((selection.complete_value, "value_passage_added"),
+                             (selection.complete_year, "year_passage_added")):
+            added = repair(prepared.question, choice.units, units)
+            if added is not None:
+                choice.units.append(added)
+                violations.append(f"repaired: {name}: {added.key}")
         answer = selection.render_answer(choice.units, conflicts, order=units)
     elif choice.refused:
         status, answer = "verweigert", REFUSAL_TEXT
