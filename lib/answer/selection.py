@@ -56,6 +56,7 @@ class Unit:
     entry_id: str
     stand: str          # YYYY-MM (or the entry's Stand as written)
     text: str           # as quoted in the answer (a table row with its header)
+    about: str = ""     # the entry's title and, for a table row, its table's header: what the passage is about
 
 
 def row_text(row: list[str], header: list[str]) -> str:
@@ -84,17 +85,18 @@ def number_context(content: str) -> tuple[str, list[Unit]]:
     lines = body.split("\n")
     out: list[str] = []
     units: list[Unit] = []
-    entry_id, stand = "", ""
+    entry_id, stand, entry_title = "", "", ""
     header: list[str] = []
     prose: list[str] = []
 
-    def add(text: str, shown: str | None = None) -> None:
+    def add(text: str, shown: str | None = None, row: bool = False) -> None:
         text = " ".join(text.split())
         if not text or not entry_id:
             return
         key = f"S{len(units) + 1}"
         quoted = _XREF_RE.sub(r"\1", _XREF_DOUBLE_RE.sub(r"(siehe \1)", text))
-        units.append(Unit(key=key, entry_id=entry_id, stand=stand, text=quoted))
+        about = f"{entry_title} {' '.join(header) if row else ''}".strip()
+        units.append(Unit(key=key, entry_id=entry_id, stand=stand, text=quoted, about=about))
         out.append(f"[{key}] {shown if shown is not None else text}")
 
     def flush() -> None:
@@ -110,6 +112,7 @@ def number_context(content: str) -> tuple[str, list[Unit]]:
         if match:
             flush()
             entry_id = match.group("id")
+            entry_title = _STAND_RE.split(match.group("rest"))[0].strip(" ·")
             found = _STAND_RE.search(match.group("rest"))
             stand = (stand_month(found.group(1)) or found.group(1)) if found else ""
             header = []
@@ -123,7 +126,7 @@ def number_context(content: str) -> tuple[str, list[Unit]]:
                 header = md_blocks.cells(stripped)
                 out.append(line)
             else:
-                add(row_text(md_blocks.cells(stripped), header), shown=stripped)
+                add(row_text(md_blocks.cells(stripped), header), shown=stripped, row=True)
             continue
         if (not stripped or stripped.startswith("Abschnitt:") or stripped == "…"
                 or _BOLD_LINE_RE.match(stripped) or stripped.startswith("(Keine passenden")):
@@ -189,11 +192,12 @@ def _matches(term: str, word: str) -> bool:
 
 def related(question: str, chosen: list[Unit], expansions=()) -> bool:
     """Do the chosen passages name anything the question asks about: one of its content words (or of the synonym
-    table's expansions of them) in one of the passages? A small model that answers "What is the FICA tax rate?"
+    table's expansions of them) in one of the passages, their entry's title or their table's header (a row "2025:
+    € 551,10" under "Geringfügigkeitsgrenze monatlich")? A small model that answers "What is the FICA tax rate?"
     with the rows of an overtime table, or "Wie hoch ist das Existenzminimum?" with the
     Höchstbeitragsgrundlage, picked passages that share no word with the question: that is a refusal."""
     terms = question_terms(question) | {light_stem(fold_plain(w)) for e in expansions for w in e.split() if len(w) >= 3}
-    words = {light_stem(fold_plain(w)) for u in chosen for w in word_tokens(u.text) if len(w) >= 3}
+    words = {light_stem(fold_plain(w)) for u in chosen for w in word_tokens(f"{u.text} {u.about}") if len(w) >= 3}
     if any(_matches(t, w) for t in terms for w in words):
         return True
     # a figure of the question ("Steuersatz von 55 %") in a passage; calendar years say nothing of the subject

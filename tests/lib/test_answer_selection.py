@@ -189,3 +189,13 @@ def test_a_passage_of_another_year_gets_the_passage_of_the_asked_year_beside_it(
     assert sel.complete_year(question, [by_text["Referenzzinssatz 2024: 4,5 %"]], units) is None
     assert sel.complete_year("Mit welchem Referenzzinssatz rechne ich?", chosen, units) is None, "no year asked"
     assert sel.complete_year("Referenzzinssatz 2023 oder 2024?", chosen, units) is None, "two years asked"
+
+
+def test_a_row_is_related_by_its_table_header_and_its_entrys_title():
+    table = "| Jahr | Betrag |\n|---|---|\n| 2024 | € 518,44 |\n| 2025 | € 551,10 |"
+    _content, units = numbered([block("lb-gfb-01", table, title="Geringfügigkeitsgrenze")],
+                               "Wie hoch ist die Geringfügigkeitsgrenze 2025?")
+    row = next(u for u in units if u.text == "2025: € 551,10")
+    assert "Geringfügigkeitsgrenze" in row.about and "Betrag" in row.about
+    assert sel.related("Wie hoch ist die Geringfügigkeitsgrenze 2025?", [row]), "the title names it"
+    assert not sel.related("Wie hoch ist das Existenzminimum 2025?", [row])
