@@ -1,5 +1,6 @@
-"""The third gold set (data/demo_kb/goldset_neu.yaml): written without sight of the other gold sets and of the
-answering code, held out as a whole; every required string stands in one of its question's expected entries."""
+"""The third and fourth gold sets (data/demo_kb/goldset_neu.yaml, goldset_neu2.yaml): written without sight of the
+other gold sets and of the answering code, held out as a whole; every required string stands in one of its
+question's expected entries."""
 import pathlib
 
 import pytest
@@ -11,13 +12,18 @@ DEMO = pathlib.Path(__file__).resolve().parents[2] / "data" / "demo_kb"
 ENTRIES = {p.stem: p.read_text(encoding="utf-8") for p in (DEMO / "wissensbasis" / "dokumente").glob("*.md")}
 
 
-@pytest.fixture(scope="module")
-def neu():
-    return read_goldset(DEMO / "goldset_neu.yaml", known_ids=set(ENTRIES))
+SIZES = {"goldset_neu.yaml": (40, 30), "goldset_neu2.yaml": (30, 24)}
+
+
+@pytest.fixture(scope="module", params=sorted(SIZES))
+def neu(request):
+    gold = read_goldset(DEMO / request.param, known_ids=set(ENTRIES))
+    gold.sizes = SIZES[request.param]
+    return gold
 
 
 def test_it_is_held_out_and_never_tuned_on(neu):
-    assert neu.warnings == [] and len(neu.questions) == 40
+    assert neu.warnings == [] and len(neu.questions) == neu.sizes[0]
     split = split_goldset(neu.questions, neu.meta)
     assert split.tuning == [] and split.test == neu.questions
     with pytest.raises(GoldsetError):
@@ -26,7 +32,7 @@ def test_it_is_held_out_and_never_tuned_on(neu):
 
 def test_required_strings_stand_in_an_expected_entry(neu):
     answerable = [q for q in neu.questions if q.kind in ANSWERABLE_KINDS]
-    assert len(answerable) == 30 and all(q.expected_ids for q in answerable)
+    assert len(answerable) == neu.sizes[1] and all(q.expected_ids for q in answerable)
     for q in neu.questions:
         for needle in q.answer_must_contain or ():
             assert any(needle in ENTRIES[e] for e in q.expected_ids), (q.id, needle)
