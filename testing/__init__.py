@@ -6,7 +6,9 @@
   format (distractors for evaluation, batches nobody has seen for e2e tests);
 * ``pins`` — what the pinning tests compare: the demo KB's chunk hashes and
   detected conflicts, written to ``testing/data/demo_pins.json`` by
-  ``scripts/write_pins.py``.
+  ``scripts/write_pins.py``;
+* ``conflict_bases`` — the blind conflict test bases scored against their
+  ground truth (tests and ``scripts/bench/run.sh conflict-bases``).
 
 Only tests, scripts and benchmarks import this package; the addon's
 ``__init__``, ``models/``, ``controllers/`` and ``lib/`` never do (a test in

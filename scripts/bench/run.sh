@@ -9,6 +9,8 @@
 #                                            options: see bench_embed.py)
 #   scripts/bench/run.sh reembed DB          the same through the cron's code on DB (e.g. pv_kb_bench_import), rolled back
 #   scripts/bench/run.sh pipeline DB         agent overhead beyond the model calls on the demo gold set
+#   scripts/bench/run.sh conflict-bases [--words]  conflict findings on the blind test bases C … F against their
+#                                            ground truth (pure Python; near matches with the e5 vectors)
 #   scripts/bench/run.sh health [DB]         health check of the whole base, five runs, rolled back (default: 601 synthetic
 #                                            + demo entries with random vectors, as scale 601 builds them);
 #                                            BENCH_GAP_QUESTIONS=20000 logs that many gap questions first, BENCH_EMBED=hash
@@ -113,6 +115,8 @@ case $what in
         start_standin --embed-model bench-hash=hash
         trap 'kill $STANDIN_PID 2>/dev/null' EXIT
         STANDIN_URL=$STANDIN_URL shell "${1:?database}" "$REPO/scripts/bench/bench_reembed.py" ;;
+    conflict-bases)
+        "$PY" "$REPO/scripts/bench/bench_conflict_bases.py" "$@" ;;
     health)
         # without DB: the 601-entry synthetic base + the demo KB with random vectors (timing does not depend
         # on their meaning); with DB, e.g. pv_kb_eval (e5 vectors), the findings are meaningful as well

@@ -1,11 +1,9 @@
 """The rules of lib/facts/alike.py and of the subject rules in lib/facts/compare.py, each on two small entries as
-curators write them, and the blind test base D (tests/data/facts_kb_d) against its expected.yaml."""
-import yaml
-
-from facts_data import ABBREV, BASE_B, sources as _sources
-from lib.cockpit.health import fact_conflicts
+curators write them, and the blind test bases D, E and F (testing/conflict_bases.py) against their expected.yaml."""
+from facts_data import ABBREV
 from lib.facts import alike, compare as C
 from lib.facts.extract import Source, extract_all
+from testing import conflict_bases as bases
 
 
 def _entry(kb_id, title, kernwerte, tags=(), stand="2025-01", topic="testthema"):
@@ -86,22 +84,17 @@ def test_across_topics_the_topic_qualifies_the_value():
 
 def test_base_d_every_finding_is_real():
     # written blind; its first run had precision 0.500 / recall 0.250 (docs/facts.md): no longer a clean base
-    base = BASE_B.parent / "facts_kb_d"
-    planted = {frozenset(c["entries"]): c for c in yaml.safe_load((base / "expected.yaml").read_text())["contradictions"]}
-    facts = extract_all(_sources(base / "wissensbasis" / "dokumente"), ABBREV)
-    findings = [c for c in fact_conflicts(C.compare(facts)) if c.kind == "conflict"]
-    found = {frozenset(c.entry_ids) for c in findings}
-    assert found <= set(planted), found - set(planted)
-    assert len(found) >= 3
+    truth, facts = bases.planted("d"), bases.facts("d")
+    found = bases.findings(facts)
+    score = bases.score(found, truth)
+    assert score.precision == 1.0 and len(score.real) >= 3, score.found - score.real
+    assert score.with_values == score.real, "every finding shows both planted values"
     # a rule without a year in entries of other years (Stand 2024 and 2025): the older side is outdated, with both
     # values (the cockpit's "möglicherweise veraltet")
-    outdated = [c for c in fact_conflicts(C.compare(facts)) if c.kind == "outdated"
-                and frozenset(c.entry_ids) == frozenset({"td-kue-01", "td-kue-04"})]
+    outdated = [c for c in bases.findings(facts, kind="outdated")
+                if frozenset(c.entry_ids) == frozenset({"td-kue-01", "td-kue-04"})]
     assert outdated and "1 Monat" in " ".join(outdated[0].values.values()) and "6 Wochen" in " ".join(
         outdated[0].values.values())
-    for c in findings:
-        shown = " ".join(c.values.values())
-        assert all(v in shown for v in planted[frozenset(c.entry_ids)]["values"].values()), c.values
 
 
 def test_the_closest_label_of_the_other_entry_is_the_counterpart():
@@ -117,11 +110,8 @@ def test_the_closest_label_of_the_other_entry_is_the_counterpart():
 
 def test_base_e_every_entry_pair_found_is_a_planted_one():
     # written blind; its first run had precision 0.667 / recall 0.750 with near matches (docs/facts.md)
-    base = BASE_B.parent / "facts_kb_e"
-    planted = {frozenset(c["entries"]) for c in yaml.safe_load((base / "expected.yaml").read_text())["contradictions"]}
-    facts = extract_all(_sources(base / "wissensbasis" / "dokumente"), ABBREV)
-    found = {frozenset(c.entry_ids) for c in fact_conflicts(C.compare(facts)) if c.kind == "conflict"}
-    assert found <= planted and len(found) >= 5, (found - planted, len(found))
+    score = bases.score(bases.findings(bases.facts("e")), bases.planted("e"))
+    assert score.precision == 1.0 and len(score.real) >= 5, (score.found - score.real, len(score.found))
 
 
 def test_a_value_and_its_successor_in_one_bullet_are_two_facts():
@@ -144,8 +134,5 @@ def test_a_value_and_its_successor_in_one_bullet_are_two_facts():
 def test_base_f_every_entry_pair_found_by_the_word_rules_is_a_planted_one():
     # written blind; its first run had precision 0.714 / recall 0.625 with near matches, 0.800 / 0.500 with the
     # word rules (docs/facts.md)
-    base = BASE_B.parent / "facts_kb_f"
-    planted = {frozenset(c["entries"]) for c in yaml.safe_load((base / "expected.yaml").read_text())["contradictions"]}
-    facts = extract_all(_sources(base / "wissensbasis" / "dokumente"), ABBREV)
-    found = {frozenset(c.entry_ids) for c in fact_conflicts(C.compare(facts)) if c.kind == "conflict"}
-    assert found <= planted and len(found) >= 4, (found - planted, len(found))
+    score = bases.score(bases.findings(bases.facts("f")), bases.planted("f"))
+    assert score.precision == 1.0 and len(score.real) >= 4, (score.found - score.real, len(score.found))
