@@ -10,7 +10,6 @@ from lib.facts import alike, compare as C
 from lib.facts.concepts import acronyms, spells, synonym_links
 from lib.facts.extract import Source, extract_all
 from testing import conflict_bases as bases
-from testing.standin import embedders
 
 LINKS = synonym_links(SYNONYMS)
 
