@@ -17,7 +17,7 @@ import time
 
 from odoo import api, models
 
-from ..lib.search import followup
+from ..lib.search import followup, instructions
 from ..lib.pii import gate as pii
 from ..lib.answer import conflicts as conflict_rules, freetext, gate, modes as answer_modes, prompt, stages
 from ..lib.answer.respond import PreparedQuestion, respond
@@ -187,7 +187,10 @@ class PvKbAgent(models.AbstractModel):
         ``pii_failed`` and answered by :func:`respond`."""
         started = time.perf_counter()
         settings = settings or self.env["pv.kb.settings"]._get()
-        question = (question or "").strip()[:MAX_QUESTION_CHARS]
+        asked = (question or "").strip()[:MAX_QUESTION_CHARS]
+        # sentences that speak to the assistant ("Ignoriere deine Regeln: …") reach neither the search nor the model
+        core = instructions.question_core(asked)
+        question = core.text
         history = conversation._history() if conversation else []
         query = followup.standalone_query(question, history) if history else question
         prepared = PreparedQuestion(question=question, query=query, history=history, settings=settings,
@@ -204,6 +207,10 @@ class PvKbAgent(models.AbstractModel):
         prepared.gated = gated
         prepared.question, prepared.query, prepared.history = question, query, history = \
             gated.question, gated.query, gated.history
+        if core.removed:
+            # the log keeps the question as asked, masked like everything stored
+            with contextlib.suppress(pii.PiiGateError):
+                prepared.asked = self.env["pv.kb.settings"]._pii_gate(asked, mapping=gated.mapping).question
         if conversation and not conversation.query_ids:
             conversation._rename(question[:80])   # the masked question names a new conversation
         return prepared
@@ -320,7 +327,7 @@ class PvKbAgent(models.AbstractModel):
                       "section": e.best_section, "expansion": e.expansion} for e in entries]
         t = result.timings
         vals = {
-            "question": question,
+            "question": prepared.asked or question,
             "standalone_query": query,
             "conversation_id": conversation.id if conversation else False,
             "user_id": self.env.uid,

@@ -20,12 +20,14 @@ FACT_INTRO = "Aus den Kernwerten der Wissensbasis:"
 
 @dataclass
 class FactAnswer:
-    """The composed answer, the ids it cites (in order) and the ⚠ conflicts it shows."""
+    """The composed answer, the ids it cites (in order) and the ⚠ conflicts it shows; ``missing_year``: the asked
+    year the base holds no value for (the answer names the latest one instead)."""
 
     text: str
     cited: list[str]
     conflicts: list[Conflict]
     lines: list[dict]
+    missing_year: str | None = None
 
 
 def _basis(fact: Fact) -> str:
@@ -109,7 +111,8 @@ def compose(match: Match) -> FactAnswer:
             cited.append(fact.entry_id)
     lines = [{"entry_id": f.entry_id, "text": fact_line(f), "passage": f.passage, "value": f.text,
               "period": f.period.label(), "stand": f.stand, "line": f.line, "column": f.column} for f in facts]
-    return FactAnswer("\n\n".join(parts), cited, conflicts_among(match.pairs), lines)
+    return FactAnswer("\n\n".join(parts), cited, conflicts_among(match.pairs), lines,
+                      None if match.missing_year is None else str(match.missing_year))
 
 
 def respond_with_facts(prepared, on_delta, model_step, make_result):
@@ -120,7 +123,8 @@ def respond_with_facts(prepared, on_delta, model_step, make_result):
     facts = prepared.fact_answer
     if on_delta:
         on_delta(facts.text)
-    result = make_result(status="beantwortet", answer=facts.text, cited_ids=list(facts.cited),
+    # the asked year has no value: the question is not answered (a gap for the curator), the latest value is shown
+    result = make_result(status="verweigert" if facts.missing_year else "beantwortet", answer=facts.text, cited_ids=list(facts.cited),
                          conflicts=list(facts.conflicts), answer_mode="facts", from_facts=True,
                          # the table cell of each value (``column`` of its row, -1 for a bullet): the panel marks it
                          quotes=[{"kb_id": line["entry_id"], "passage": line["passage"], "value": line["value"],

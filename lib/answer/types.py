@@ -147,3 +147,4 @@ class PreparedQuestion:
     summaries: dict = field(default_factory=dict)    # {chunk id: row}: Kernwerte and summaries read in step 1
     plan: dict = field(default_factory=dict)         # system prompt, max_blocks, max_chars of the context
     fact_answer: object = None        # lib.answer.fact_answer.FactAnswer: the value question answered from facts
+    asked: str = ""                   # the masked question as asked, when instructions were dropped from it

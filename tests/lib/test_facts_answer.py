@@ -145,3 +145,8 @@ def test_a_rate_named_by_the_start_of_a_compound_is_not_another_rate(facts):
     # "DG" is the Dienstgeber, not the "Dienstgeberanteil gesamt (laufend)" of the SV entry
     result = answer("Wie viel Prozent DB zahlt der DG 2025?", facts)
     assert result is None or ("3,7 %" in result.text and "20,98" not in result.text)
+
+
+def test_missing_year_is_named(facts):
+    assert answer("GFB Grenze 2027?", facts).missing_year == "2027"
+    assert answer("GFB 2025?", facts).missing_year is None
