@@ -14,7 +14,10 @@ compared at all:
 - two cells of two-dimensional tables (:func:`cells_apart`): the row "Summe" under "Lehrling" and the row "AV"
   under "Summe" share a word, not a fact;
 - labels that name only the kind of a quantity (:func:`kind_only`): "Höchstbetrag", "Freibetrag" — an embedding of
-  such a label says nothing of what is measured.
+  such a label says nothing of what is measured;
+- two values too far apart for a slip (:func:`slip_apart`): a contradiction between curators is a typo, swapped
+  digits or last year's value (€ 214 / € 241, € 960 / € 690, 0,39 % / 0,41 %); € 37 beside € 520 or € 518,44 beside
+  € 777,66 under like labels are two quantities, not one written twice.
 
 Nothing here imports Odoo.
 """
@@ -31,6 +34,9 @@ _DAYS = {"Tage": Decimal(1), "Wochen": Decimal(7), "Monate": Decimal("30.4375"),
          "Dienstjahre": Decimal("365.25")}
 # a yearly amount is 12 or 14 monthly ones (with the Sonderzahlungen), 365 daily ones, 52 weekly ones
 _BASIS_FACTORS = (12, 14, 365, 52)
+# two values of one quantity that a curator wrote differently by a slip differ by at most this factor, or their
+# digits by one edit (docs/facts.md: chosen on the tuning bases)
+SLIP_RATIO = Decimal("1.45")
 _NOT_QUALIFIERS = frozenset(stems("""
 tag tage woche wochen monat monate jahr jahre dienstjahr dienstjahre stunde stunden euro prozent monatlich jaehrlich
 taeglich woechentlich je pro bis ab nach ueber unter mindestens hoechstens max mind ca rund bzw oder und jedenfalls
@@ -121,3 +127,46 @@ def kind_only(fact: Fact) -> bool:
     of what is measured, so closeness of two such texts is closeness of the words "Höchstbetrag" and
     "Freibetrag", not of two concepts; the word rules and the entries' subjects decide such labels alone."""
     return fact.key - GENERIC <= KIND_WORDS
+
+
+def _digits(value: Decimal) -> str:
+    return "".join(ch for ch in format(value.normalize(), "f") if ch.isdigit()).lstrip("0") or "0"
+
+
+def _one_edit(x: str, y: str) -> bool:
+    """The digit strings differ by one typing slip: one digit changed, added, left out, or two neighbours swapped."""
+    if x == y:
+        return True
+    if len(x) == len(y):
+        diff = [i for i in range(len(x)) if x[i] != y[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and x[diff[0]] == y[diff[1]]
+                                  and x[diff[1]] == y[diff[0]])
+    if abs(len(x) - len(y)) != 1:
+        return False
+    long, short = (x, y) if len(x) > len(y) else (y, x)
+    return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
+
+
+def _single(fact: Fact) -> tuple[Decimal, Decimal] | None:
+    """(the amount as written, the amount to compare: durations in days) of a fact with one amount, else None."""
+    numbers = fact.value.numbers
+    if len(numbers) != 1:
+        return None
+    unit, value = next(iter(numbers))
+    if not isinstance(value, Decimal):
+        return None
+    days = in_days(unit, value)
+    return value, days[1] if days else value
+
+
+def slip_apart(a: Fact, b: Fact) -> bool:
+    """Each fact holds one amount, and the two are further apart than a slip makes them: more than
+    :data:`SLIP_RATIO` times, and their digits as written not one typing slip apart ("960" / "690", "2 Jahre" /
+    "3 Jahre")."""
+    sa, sb = _single(a), _single(b)
+    if sa is None or sb is None:
+        return False
+    (wx, x), (wy, y) = sa, sb
+    if x > 0 and y > 0 and max(x, y) / min(x, y) <= SLIP_RATIO:
+        return False
+    return not _one_edit(_digits(wx), _digits(wy))

@@ -172,7 +172,7 @@ def relation(a: Fact, b: Fact) -> str:
             or alike.qualified_apart(a, b)):
         return ""
     if periods_meet(a, b):
-        return "conflict"
+        return "" if alike.slip_apart(a, b) else "conflict"
     pa, pb = a.period, b.period
     if pa.newest < pb.newest and (a.stand or "") <= (b.stand or ""):
         return "outdated"

@@ -136,3 +136,21 @@ def test_base_f_every_entry_pair_found_by_the_word_rules_is_a_planted_one():
     # word rules (docs/facts.md)
     score = bases.score(bases.findings(bases.facts("f")), bases.planted("f"))
     assert score.precision == 1.0 and len(score.real) >= 4, (score.found - score.real, len(score.found))
+
+
+def test_values_too_far_apart_for_a_slip_are_two_quantities():
+    table = "| Größe | 2025 |\n|---|---|\n| Grenze monatlich | {} |"
+    gfb = _entry("g-1", "Geringfügige Beschäftigung", table.format("€ 518,44"), tags=("Geringfügigkeit",))
+    dag = _entry("g-2", "Geringfügige Beschäftigung – Dienstgeberabgabe", table.format("€ 777,66"),
+                 tags=("Geringfügigkeit",))
+    other = _entry("p-1", "Pendlerpauschale", "- Betrag: € 58", tags=("Pendler",))
+    assert _conflicts(gfb, dag, other) == set(), "1.5 times the amount: another quantity under a like label"
+    swapped = _entry("g-3", "Geringfügige Beschäftigung – Überblick", table.format("€ 581,44"), tags=("Geringfügigkeit",))
+    assert _conflicts(gfb, swapped, other) == {frozenset({"g-1", "g-3"})}, "a slip of the digits is a contradiction"
+    stale = _entry("g-4", "Geringfügige Beschäftigung – alt", table.format("€ 500,91"), tags=("Geringfügigkeit",))
+    assert _conflicts(gfb, stale, other) == {frozenset({"g-1", "g-4"})}, "last year's value under this year"
+    # one typing slip of the digits as written, however far apart: "960" / "690", a zero too many, "2" / "3"
+    facts = extract_all([_entry("x-1", "X", "- Betrag: € 960"), _entry("x-2", "X", "- Betrag: € 690"),
+                         _entry("x-3", "X", "- Betrag: € 9.600"), _entry("x-4", "X", "- Betrag: € 37")], ABBREV)
+    assert not alike.slip_apart(facts[0], facts[1]) and not alike.slip_apart(facts[0], facts[2])
+    assert alike.slip_apart(facts[0], facts[3]) and alike.slip_apart(facts[1], facts[3])
