@@ -59,15 +59,32 @@ class Unit:
     about: str = ""     # the entry's title and, for a table row, its table's header: what the passage is about
 
 
+# a column that counts in these (its header "Arbeitstage (5-Tage-Woche)", its cells bare numbers): "30 Arbeitstage"
+_COUNT_HEADER = re.compile(r"(?:\w*tage|wochen|monate|jahre|stunden|dienstjahre|kalendertage)\b", re.I)
+_BARE_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+
+
+def _cell_text(head: str, cell: str) -> str:
+    """One cell under its header: a bare number under a header that counts days, weeks, months, years or hours
+    reads "30 Arbeitstage (5-Tage-Woche)", as a sentence writes it; any other cell "header cell"."""
+    if head and _BARE_NUMBER.fullmatch(cell) and _COUNT_HEADER.match(head):
+        return f"{cell} {head}"
+    return f"{head} {cell}".strip() if head else cell
+
+
 def row_text(row: list[str], header: list[str]) -> str:
-    """A table row as a line of prose: ``first cell: header₂ cell₂, header₃ cell₃``; a two-column table as
-    ``first cell: cell₂`` (its second header is a generic "Wert" or the like). Empty cells are left out."""
+    """A table row as a line of prose: ``first cell: header₂ cell₂, header₃ cell₃`` (a count "30 Arbeitstage"); a
+    two-column table as ``first cell: cell₂`` (its second header is a generic "Wert" or the like), or with a
+    counting header ``first cell: 6 Wochen``. Empty cells are left out."""
     cells = list(row)
     first, rest = (cells[0], cells[1:]) if cells else ("", [])
     if len(cells) <= 2 or len(header) != len(cells):
-        tail = ", ".join(c for c in rest if c)
+        if len(cells) == 2 and len(header) == 2 and _BARE_NUMBER.fullmatch(rest[0]) and _COUNT_HEADER.match(header[1]):
+            tail = _cell_text(header[1], rest[0])
+        else:
+            tail = ", ".join(c for c in rest if c)
     else:
-        tail = ", ".join(f"{h} {c}".strip() if h else c for h, c in zip(header[1:], rest) if c)
+        tail = ", ".join(_cell_text(h, c) for h, c in zip(header[1:], rest) if c)
     if not first:
         return tail
     return f"{first}: {tail}" if tail else first

@@ -199,3 +199,13 @@ def test_a_row_is_related_by_its_table_header_and_its_entrys_title():
     assert "Geringfügigkeitsgrenze" in row.about and "Betrag" in row.about
     assert sel.related("Wie hoch ist die Geringfügigkeitsgrenze 2025?", [row]), "the title names it"
     assert not sel.related("Wie hoch ist das Existenzminimum 2025?", [row])
+
+
+def test_a_count_under_its_header_reads_as_a_sentence_writes_it():
+    header = ["Dienstzeit", "Werktage (6-Tage-Woche)", "Arbeitstage (5-Tage-Woche)", "Wochen"]
+    assert (sel.row_text(["ab dem 26. Dienstjahr", "36", "30", "6"], header)
+            == "ab dem 26. Dienstjahr: 36 Werktage (6-Tage-Woche), 30 Arbeitstage (5-Tage-Woche), 6 Wochen")
+    assert sel.row_text(["1. Dienstjahr", "6"], ["Dienstjahr", "Wochen"]) == "1. Dienstjahr: 6 Wochen"
+    # amounts, rates and cells with their own unit stay "header cell"
+    assert sel.row_text(["2025", "€ 551,10", "3,7 %"], ["Jahr", "Grenze", "Tagessatz"]) == "2025: Grenze € 551,10, Tagessatz 3,7 %"
+    assert sel.row_text(["Frist", "14"], ["Punkt", "Wert"]) == "Frist: 14"
