@@ -31,7 +31,9 @@ wie hoch viel viele wieviel wieviele welche welcher welches beträgt betragen gi
 derzeit momentan heuer genau bitte nennen nenn sag sagen gibt geben steht bekomme bekommt zahlt zahlen
 man ich wir den dem der die das des ein eine einen einem für fürs pro je im in ab bis seit nach von vom
 zum zur bei beim mit und oder ist sind war wird werden liegt lag höhe betrag wert werte amtlich amtliche
-gesetzlich offiziell welchem welchen zu noch dauert dauern brauch brauche benötige""".split())
+gesetzlich offiziell welchem welchen zu noch dauert dauern brauch brauche benötige
+darf dürfen durfte auszahlen auszahlt ausgezahlt rechne rechnen rechnet trägt tragen anfällt anfallen kassiert
+kassieren""".split())
 # question words that name a concept word in other words
 _SAME_AS = {"start": "beginn", "startet": "beginn", "anfang": "beginn"}
 # what the question asks for, by its wording: the unit kinds of a fact that answer it (used to choose between
@@ -163,9 +165,17 @@ def _fact_pool(fact: Fact) -> set[str]:
     return pool
 
 
+# unit signs of a value and the words a question names them with ("€ 6,67 je m²": "pro Quadratmeter")
+_UNIT_SIGNS = {"m²": "Quadratmeter", "m2": "Quadratmeter", "km": "Kilometer", "h": "Stunde", "kWh": "Kilowattstunde"}
+_UNIT_SIGN_RE = re.compile(r"(?<![\w²])(m²|m2|km|h|kWh)(?![\w²])")
+
+
 def _value_words(text: str) -> frozenset:
-    """The words of a value as written ("3 % der Bruttolohnsumme" → bruttolohnsumm): they tell what it is of."""
-    return frozenset(stems(text or ""))
+    """The words of a value as written ("3 % der Bruttolohnsumme" → bruttolohnsumm): they tell what it is of; a
+    unit sign counts as its word ("je m²" → quadratmet)."""
+    text = text or ""
+    named = " ".join(_UNIT_SIGNS[m] for m in _UNIT_SIGN_RE.findall(text))
+    return frozenset(stems(f"{text} {named}"))
 
 
 def _rate_word_named(key_word: str, question: Question, fact: Fact) -> bool:
@@ -247,6 +257,12 @@ def find(question: Question, facts: list[Fact], allowed: Iterable[str] | None = 
         fitting = [g for g in groups if all(f.value.unit in question.asks for f in g)]
         if fitting:
             groups = fitting
+    if len(groups) > 1:
+        # "Sonderzahlungshöchstbeitragsgrundlage": the concept that names more of the question than every other
+        # ("Höchstbeitragsgrundlage Sonderzahlungen" beside "Höchstbeitragsgrundlage täglich") is the one asked
+        widest = [g for g in groups if all(g[0].key > o[0].key for o in groups if o is not g)]
+        if len(widest) == 1:
+            groups = widest
     if len(groups) > 1:
         keys = {(g[0].key, g[0].basis, g[0].variant) for g in groups}
         if len(keys) > 1:

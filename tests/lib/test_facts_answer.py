@@ -150,3 +150,19 @@ def test_a_rate_named_by_the_start_of_a_compound_is_not_another_rate(facts):
 def test_missing_year_is_named(facts):
     assert answer("GFB Grenze 2027?", facts).missing_year == "2027"
     assert answer("GFB 2025?", facts).missing_year is None
+
+
+def test_the_concept_that_names_more_of_the_question_is_the_one_asked(facts):
+    """"Sonderzahlungshöchstbeitragsgrundlage" holds "Höchstbeitragsgrundlage" (daily and monthly rows) and
+    "Sonderzahlungen": the row that names both answers, not an ambiguity of three."""
+    result = answer("Wie hoch ist die Sonderzahlungshöchstbeitragsgrundlage 2025?", facts)
+    assert result is not None and "€ 12.900" in result.text
+    assert "€ 6.450" not in result.text and "€ 215" not in result.text
+    # a question that names only the shared word stays ambiguous between the daily and the monthly value
+    assert answer("Wie hoch ist die Höchstbeitragsgrundlage 2025?", facts) is None
+
+
+def test_a_unit_sign_of_the_value_counts_as_its_word(facts):
+    result = answer("Welcher Richtwert pro Quadratmeter gilt 2024 für den Sachbezug einer Dienstwohnung in Wien?",
+                    facts)
+    assert result is not None and "€ 6,67" in result.text
