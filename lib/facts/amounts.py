@@ -99,9 +99,15 @@ def header_unit(header: str) -> str:
     return ""
 
 
+# a figure given as an example, the rule being elsewhere: "im Beispiel 1/143, sonst laut KV", "z. B. € 20"
+_EXAMPLE_RE = re.compile(r"\b(?:im|zum|als)\s+beispiel\b|(?<!\w)z\.\s?b\.|\bbeispielsweise\b"
+                         r"|\bsonst\s+(?:laut|lt\.|nach|gem\.|gemäß)\s+(?:dem\s+)?(?:kv|kollektivvertrag)\b", re.I)
+
+
 def is_reference(text: str) -> bool:
-    """A cell that points elsewhere instead of holding a value ("siehe [lb-gfb-01]", "wie oben")."""
-    return bool(_REFERENCE_RE.search(text or ""))
+    """A cell that points elsewhere instead of holding a value ("siehe [lb-gfb-01]", "wie oben"), or that gives a
+    figure only as an example ("im Beispiel 1/143, sonst laut KV"): no value of its own to answer or compare."""
+    return bool(_REFERENCE_RE.search(text or "") or _EXAMPLE_RE.search(text or ""))
 
 
 def _bound_before(text: str, start: int) -> str:
