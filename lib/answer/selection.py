@@ -323,6 +323,57 @@ def complete_value(question: str, chosen: list[Unit], units: list[Unit]) -> Unit
     return None
 
 
+_JOINERS = frozenset("und oder für bei nach im in mit ohne vom von zum zur ab bis".split())
+
+
+def title_head(title: str) -> str:
+    """The noun an entry's title is about, folded and stemmed: the first word of its first part that is no
+    adjective in front of a noun ("Geringfügige Beschäftigung – Grenze" → beschaeftigung, "Dienstgeberbeitrag und
+    Zuschlag …" → dienstgeberbeitrag); "" when there is none."""
+    words = [w for w in word_tokens(re.split(r"\s[–—-]\s|\(", title or "", maxsplit=1)[0]) if w.isalpha()]
+    for pos, word in enumerate(words):
+        following = words[pos + 1] if pos + 1 < len(words) else ""
+        if word[:1].islower() or (word.endswith("e") and following and following.lower() not in _JOINERS):
+            continue
+        return light_stem(fold_plain(word)) if len(word) >= 4 else ""
+    return ""
+
+
+def complete_subjects(question: str, chosen: list[Unit], units: list[Unit], expansions=()) -> Unit | None:
+    """The passage to add when the question names the subjects of two entries ("Wie viel Prozent machen DB und
+    Kommunalsteuer zusammen aus?") and the model chose passages of only one of them: of the named entry it left
+    out, the passage with a value of the asked kind that shares the most words (its abbreviations and expansions
+    too) and numbers with the question (a number twice); none sharing anything → None. A subject is named when a word of the question,
+    or of the synonym table's expansions of it, is the head noun of the entry's title (:func:`title_head`); each
+    entry's title is read from its passages (``Unit.about`` begins with it)."""
+    if not chosen:
+        return None
+    terms = question_terms(question)
+    named_terms = terms | {light_stem(fold_plain(w)) for e in expansions for w in e.split() if len(w) >= 3}
+    heads: dict[str, str] = {}
+    for unit in units:
+        if unit.entry_id not in heads:
+            heads[unit.entry_id] = title_head(unit.about)
+    named = {entry for entry, head in heads.items() if head and any(_matches(t, head) for t in named_terms)}
+    chosen_entries = {u.entry_id for u in chosen}
+    missing = named - chosen_entries
+    if len(named) < 2 or not named & chosen_entries or not missing:
+        return None
+    asked, numbers = asked_units(question), question_numbers(question)
+    # the question's abbreviations ("DB") count as its words here: the row "DB: 3,7 %" names its subject so
+    short = {fold_plain(w) for w in word_tokens(question) if len(w) >= 2 and w.isupper() and w.isalpha()}
+    best, best_score = None, 0
+    for unit in units:
+        if unit.entry_id not in missing or not holds_asked_value(unit.text, asked):
+            continue
+        words = {fold_plain(w) for w in word_tokens(unit.text)}
+        score = (term_hits(named_terms, unit.text) + len(short & words)
+                 + 2 * len(numbers & question_numbers(unit.text)))
+        if score > best_score:
+            best, best_score = unit, score
+    return best
+
+
 def complete_year(question: str, chosen: list[Unit], units: list[Unit]) -> Unit | None:
     """The passage to add when the question names one calendar year and no chosen passage names it: the small
     model picks "Referenzzinssatz 2023: 1,0 %" for "… 2024 …". Then the passage of a chosen entry that names the

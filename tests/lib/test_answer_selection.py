@@ -209,3 +209,29 @@ def test_a_count_under_its_header_reads_as_a_sentence_writes_it():
     # amounts, rates and cells with their own unit stay "header cell"
     assert sel.row_text(["2025", "€ 551,10", "3,7 %"], ["Jahr", "Grenze", "Tagessatz"]) == "2025: Grenze € 551,10, Tagessatz 3,7 %"
     assert sel.row_text(["Frist", "14"], ["Punkt", "Wert"]) == "Frist: 14"
+
+
+def test_the_title_head_is_the_noun_the_entry_is_about():
+    assert sel.title_head("Dienstgeberbeitrag und Zuschlag zum Dienstgeberbeitrag") == "dienstgeberbeitrag"
+    assert sel.title_head("Geringfügige Beschäftigung – Grenze und Beiträge 2025") == "beschaeftigung"
+    assert sel.title_head("Mehrfache geringfügige Beschäftigung und Zusammenrechnung") == "beschaeftigung"
+    assert sel.title_head("Höchstbeitragsgrundlage 2025") == "hoechstbeitragsgrundlag"
+    assert sel.title_head("SEG-Zulagen und Zuschläge") == ""
+
+
+def test_a_second_named_subject_gets_its_passage_beside_the_chosen_one():
+    db = "Dienstgeberbeitrag und Zuschlag zum Dienstgeberbeitrag"
+    units = [sel.Unit("S1", "lb-lnk-01", "2025-01", "Der Dienstgeberbeitrag wird von der Lohnsumme berechnet.", db),
+             sel.Unit("S2", "lb-lnk-01", "2025-01", "DB: 3,7 %", f"{db} Abgabe Satz"),
+             sel.Unit("S3", "lb-lnk-01", "2025-01", "DZ: je Bundesland 0,3 % bis 0,42 %", f"{db} Abgabe Satz"),
+             sel.Unit("S4", "lb-lnk-02", "2025-01", "Die Kommunalsteuer beträgt 3 % der Bruttolohnsumme.",
+                      "Kommunalsteuer"),
+             sel.Unit("S5", "lb-sv-02", "2025-01", "Der Dienstgeberanteil beträgt 21,23 %.",
+                      "Beitragssätze Dienstnehmer und Dienstgeber 2025")]
+    question = "Wie viel Prozent der Lohnsumme machen DB und Kommunalsteuer 2025 zusammen aus?"
+    added = sel.complete_subjects(question, [units[3]], units, expansions=["Dienstgeberbeitrag FLAF"])
+    assert added is units[1]
+    # without the synonym table's expansion "DB" names no title; one named subject, or both chosen: nothing added
+    assert sel.complete_subjects(question, [units[3]], units) is None
+    assert sel.complete_subjects("Wie viel Prozent Kommunalsteuer 2025?", [units[3]], units) is None
+    assert sel.complete_subjects(question, [units[3], units[1]], units, expansions=["Dienstgeberbeitrag"]) is None

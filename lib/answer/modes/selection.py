@@ -87,8 +87,11 @@ def answer(prepared, client, on_delta, deadline, cancel, timings):
     rejected = ""
     if choice.units:
         status = "beantwortet"
+        subjects = lambda question, chosen, all_units: selection.complete_subjects(  # noqa: E731
+            question, chosen, all_units, expansions)
         for repair, name in ((selection.complete_value, "value_passage_added"),
-                             (selection.complete_year, "year_passage_added")):
+                             (selection.complete_year, "year_passage_added"),
+                             (subjects, "subject_passage_added")):
             added = repair(prepared.question, choice.units, units)
             if added is not None:
                 choice.units.append(added)
