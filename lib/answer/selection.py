@@ -377,8 +377,9 @@ def complete_subjects(question: str, chosen: list[Unit], units: list[Unit], expa
 def complete_year(question: str, chosen: list[Unit], units: list[Unit]) -> Unit | None:
     """The passage to add when the question names one calendar year and no chosen passage names it: the small
     model picks "Referenzzinssatz 2023: 1,0 %" for "… 2024 …". Then the passage of a chosen entry that names the
-    asked year and shares the most words with the question is added (none naming it or sharing anything: None).
-    The passage it chose stays: its year is written in it, so nothing wrong is shown."""
+    asked year and shares the most words with the question (its own, its table header's and its entry title's; a row
+    of the chosen row's table scores one more) is added (none naming it or sharing anything: None). The passage it
+    chose stays: its year is written in it, so nothing wrong is shown."""
     years = {y for y in _YEAR_RE.findall(question or "")}
     if len(years) != 1 or not chosen:
         return None
@@ -387,11 +388,14 @@ def complete_year(question: str, chosen: list[Unit], units: list[Unit]) -> Unit 
         return None
     terms = question_terms(question)
     entries = {u.entry_id for u in chosen}
+    tables = {(u.entry_id, u.about) for u in chosen}
     best, best_score = None, 0
     for unit in units:
         if unit.entry_id not in entries or unit in chosen or not re.search(rf"\b{year}\b", unit.text):
             continue
-        score = term_hits(terms, unit.text)
+        # a row of the chosen row's table ("2023: 132 g/km" under the header "Erstzulassung | CO2-Grenzwert")
+        # shares the question's words through its header; it comes first
+        score = term_hits(terms, f"{unit.text} {unit.about}") + (1 if (unit.entry_id, unit.about) in tables else 0)
         if score > best_score:
             best, best_score = unit, score
     return best

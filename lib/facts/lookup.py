@@ -45,6 +45,9 @@ _ASKS = (
     (re.compile(r"\b(?:prozent\w*|%|\w*satz|\w*sätze|quote)", re.I), frozenset({"%", "Prozentpunkte"})),
     (re.compile(r"\bwie\s+lange?\b|\bdauer\w*|\bwie\s+viele\s+(?:\w+\s+)?(?:tage|werktage|arbeitstage|wochen|monate|"
                 r"jahre|stunden)\b", re.I), _DURATION_UNITS),
+    # "ab welcher Summe … fällig": an amount, though "fällig" follows
+    (re.compile(r"\bwelche[rmns]?\s+(?:\w+en\s+)?(?:summe|betrag|h[öo]he|einkommen|jahreseinkommen|entgelt\w*"
+                r"|monatsbezug|bezug|lohnsumme)\b", re.I), _AMOUNT_UNITS),
     (re.compile(r"\b(?:bis|ab|seit)\s+wann\b|\bwann\b|\bf[äa]llig\w*|\btermin\w*|\bstichtag", re.I),
      frozenset({"Termin", "Datum"})),
     (re.compile(r"\bwie\s+(?:hoch|viel)\b(?!\s+(?:tage|wochen|monate|jahre|stunden))|\bbetrag\w*|\beuro\b|€|"

@@ -191,6 +191,15 @@ def test_a_passage_of_another_year_gets_the_passage_of_the_asked_year_beside_it(
     assert sel.complete_year("Referenzzinssatz 2023 oder 2024?", chosen, units) is None, "two years asked"
 
 
+def test_the_row_of_the_asked_year_is_found_through_its_table_header():
+    table = ("| Erstzulassung | CO2-Grenzwert |\n|---|---|\n| 2020 | 141 g/km |\n| 2023 | 132 g/km |\n\n"
+             "Beispiel: ein Fahrzeug aus 2023 mit Anschaffungskosten von € 40.000.")
+    question = "Welcher CO2-Grenzwert gilt für einen Dienstwagen, der 2023 erstmals zugelassen wird?"
+    _content, units = numbered([block("lb-sb-01", table, title="Dienstwagen – Sachbezug")], question)
+    by_text = {u.text: u for u in units}
+    assert sel.complete_year(question, [by_text["2020: 141 g/km"]], units) is by_text["2023: 132 g/km"]
+
+
 def test_a_row_is_related_by_its_table_header_and_its_entrys_title():
     table = "| Jahr | Betrag |\n|---|---|\n| 2024 | € 518,44 |\n| 2025 | € 551,10 |"
     _content, units = numbered([block("lb-gfb-01", table, title="Geringfügigkeitsgrenze")],

@@ -166,3 +166,11 @@ def test_a_unit_sign_of_the_value_counts_as_its_word(facts):
     result = answer("Welcher Richtwert pro Quadratmeter gilt 2024 für den Sachbezug einer Dienstwohnung in Wien?",
                     facts)
     assert result is not None and "€ 6,67" in result.text
+
+
+def test_the_kind_of_value_a_question_asks_for():
+    from lib.facts.lookup import asked_units
+    assert "€" in asked_units("Ab welcher Summe der geringfügigen Entgelte war 2024 die Abgabe des Dienstgebers fällig?")
+    assert asked_units("Bis wann ist die Kommunalsteuer fällig?") == frozenset({"Termin", "Datum"})
+    assert asked_units("Welcher Beitragssatz gilt 2025?") == frozenset({"%", "Prozentpunkte"})
+    assert "Wochen" in asked_units("Wie lange dauert der Mutterschutz?")
