@@ -354,10 +354,11 @@ def complete_subjects(question: str, chosen: list[Unit], units: list[Unit], expa
     for unit in units:
         if unit.entry_id not in heads:
             heads[unit.entry_id] = title_head(unit.about)
-    named = {entry for entry, head in heads.items() if head and any(_matches(t, head) for t in named_terms)}
-    chosen_entries = {u.entry_id for u in chosen}
-    missing = named - chosen_entries
-    if len(named) < 2 or not named & chosen_entries or not missing:
+    named = {entry: head for entry, head in heads.items() if head and any(_matches(t, head) for t in named_terms)}
+    chosen_heads = {named[u.entry_id] for u in chosen if u.entry_id in named}
+    # two subjects, not two entries on one ("Geringfügige Beschäftigung", "Mehrfache geringfügige Beschäftigung")
+    missing = {entry for entry, head in named.items() if head not in chosen_heads}
+    if not chosen_heads or not missing:
         return None
     asked, numbers = asked_units(question), question_numbers(question)
     # the question's abbreviations ("DB") count as its words here: the row "DB: 3,7 %" names its subject so

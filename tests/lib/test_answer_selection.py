@@ -244,3 +244,12 @@ def test_a_second_named_subject_gets_its_passage_beside_the_chosen_one():
     assert sel.complete_subjects(question, [units[3]], units) is None
     assert sel.complete_subjects("Wie viel Prozent Kommunalsteuer 2025?", [units[3]], units) is None
     assert sel.complete_subjects(question, [units[3], units[1]], units, expansions=["Dienstgeberbeitrag"]) is None
+
+
+def test_two_entries_on_one_subject_are_not_two_subjects():
+    one = "Geringfügige Beschäftigung – Grenze und Beiträge 2025"
+    two = "Mehrfache geringfügige Beschäftigung und Zusammenrechnung"
+    units = [sel.Unit("S1", "lb-gfb-01", "2025-01", "Geringfügigkeitsgrenze monatlich: 2025 € 551,10", one),
+             sel.Unit("S2", "lb-gfb-02", "2025-01", "Mehrere geringfügige Beschäftigungen: Grenze € 551,10", two)]
+    assert sel.complete_subjects("Ab welcher Summe ist eine geringfügige Beschäftigung 2025 voll versichert?",
+                                 [units[0]], units) is None
