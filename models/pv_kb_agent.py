@@ -279,6 +279,11 @@ class PvKbAgent(models.AbstractModel):
                                                                     section_keys=["kernwerte", "zusammenfassung"])
                 prepared.summaries = summaries
                 prepared.all_blocks = self._blocks(retrieval, summaries, limit=None)
+                country = gate.other_country(question, [f"{b.title} {b.text}" for b in prepared.all_blocks])
+                if country:
+                    # another state's law: the nearby Austrian passages would be the wrong answer
+                    prepared.verdict = gate.Verdict(True, "other_country", [])
+                    return prepared
                 prepared.entry_facts = self._entry_facts(retrieval, summaries)
                 # the answer mode of the chat model, and a context sized to its window
                 mode = answer_modes.mode_for(settings["chat_model"], settings["answer_modes"], settings["answer_mode"])

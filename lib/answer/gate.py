@@ -6,10 +6,12 @@ refuses only when *both* signals are empty-handed — no full-text match for any
 content word of the question, and a dense similarity below a floor that every
 answerable gold question clears with margin (see docs/measurements.md, "Refusal gate").
 Everything above the gate goes to the model, which refuses under its rules
-when the context does not answer the question.
+when the context does not answer the question. One more refusal before generation: a question on another
+country's law whose country no passage of the context names (:func:`other_country`).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from .types import REFUSAL_TEXT
@@ -63,3 +65,27 @@ def refusal_answer(verdict: Verdict) -> str:
         names = ", ".join(t.replace("_", " ") for t in verdict.topics)
         text += f"\n\nAm nächsten liegen die Themen der Wissensbasis: {names}."
     return text
+
+
+# Another state's law: the base is on Austrian payroll. A question that names another country ("die
+# Minijob-Grenze in Deutschland", "der AHV-Beitrag in der Schweiz") asks for that country's rules; when no
+# passage of the context names the country, a nearby Austrian passage would be the wrong answer.
+_COUNTRIES = {
+    "Deutschland": r"deutschland|deutsche[nmrs]?\s+(?:arbeitgeber|arbeitnehmer|recht|steuer|sozialversicherung|"
+                   r"lohn|finanzamt|rentenversicherung|krankenkasse|firma|filiale|betrieb)",
+    "Schweiz": r"schweiz|schweizer\w*",
+    "Italien": r"italien\w*", "Slowenien": r"slowenien", "Ungarn": r"ungarn", "Tschechien": r"tschechien",
+    "Slowakei": r"slowakei", "Liechtenstein": r"liechtenstein", "Frankreich": r"frankreich", "Spanien": r"spanien",
+    "Polen": r"polen", "Kroatien": r"kroatien", "Niederlande": r"niederlande\w*", "Belgien": r"belgien",
+    "Luxemburg": r"luxemburg", "Großbritannien": r"gro(?:ß|ss)britannien|england", "USA": r"usa|vereinigten\s+staaten",
+}
+_COUNTRY_RE = {name: re.compile(rf"\b(?:{pattern})\b", re.I) for name, pattern in _COUNTRIES.items()}
+
+
+def other_country(question: str, texts) -> str | None:
+    """The country other than Austria the question names and no text of the context names (its name), else
+    None: then the question asks for another state's law, which the base does not hold."""
+    for name, pattern in _COUNTRY_RE.items():
+        if pattern.search(question or "") and not any(pattern.search(t or "") for t in texts):
+            return name
+    return None

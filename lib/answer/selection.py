@@ -402,6 +402,30 @@ def complete_year(question: str, chosen: list[Unit], units: list[Unit]) -> Unit 
     return best
 
 
+_STAND_YEAR_RE = re.compile(r"\(?Stand:?\s+(?:\d{4}-\d{2}|\d{4})\)?")
+_OPEN_YEAR_RE = re.compile(r"\b(?:ab|seit)\s+(?:dem\s+)?(?:\d{1,2}\.\s*(?:\d{1,2}\.|[^\W\d_]+)\s*)?((?:19|20)\d{2})\b",
+                           re.I)
+_ANY_YEAR_RE = re.compile(r"(?<![\d.,])(?:19|20)\d{2}(?![\d.,])")
+
+
+def asked_year_missing(question: str, chosen: list[Unit]) -> tuple[str, str] | None:
+    """(asked year, latest year named) when the question names one calendar year and the chosen passages name
+    only earlier ones — none the asked year, none a period open towards it ("ab 2025", "seit 1. Jänner 2025"; a
+    Stand is no period): the base holds no value for that year, the passages are last year's ("HBGl 2026?"
+    answered with "2024 € 6.060, 2025 € 6.450"). Else None."""
+    years = set(_ANY_YEAR_RE.findall(question or ""))
+    if len(years) != 1 or not chosen:
+        return None
+    asked = int(years.pop())
+    text = " ".join(_STAND_YEAR_RE.sub(" ", u.text) for u in chosen)
+    named = [int(y) for y in _ANY_YEAR_RE.findall(text)]
+    if not named or max(named) >= asked:
+        return None
+    if any(int(y) <= asked for y in _OPEN_YEAR_RE.findall(text)):
+        return None
+    return str(asked), str(max(named))
+
+
 def render_answer(chosen: list[Unit], conflicts: list[Conflict] = (), order: list[Unit] | None = None) -> str:
     """The answer: the chosen passages grouped by entry (entries in the order of their first chosen passage,
     passages of one entry in the order of the text), each ``passage [id] (Stand YYYY-MM)``; passages of an

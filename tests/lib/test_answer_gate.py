@@ -37,3 +37,16 @@ def test_from_retrieval_reads_evidence_and_ignores_unknown_keys():
         evidence = {"fts_hits": 3, "dense_best": 0.8, "unknown": 1}
     ev = gate.Evidence.from_retrieval(R())
     assert (ev.fts_hits, ev.dense_best) == (3, 0.8)
+
+
+def test_a_question_on_another_countrys_law_that_no_passage_names():
+    from lib.answer.gate import other_country
+    austrian = ["Die Geringfügigkeitsgrenze beträgt 2025 € 551,10 monatlich.", "Kilometergeld: € 0,50 pro km"]
+    assert other_country("Wie hoch ist die Minijob-Grenze in Deutschland?", austrian) == "Deutschland"
+    assert other_country("Grenzgänger aus der Schweiz: wie hoch ist der AHV-Beitrag?", austrian) == "Schweiz"
+    # the base speaks of the country itself (a foreign Taggeld): the passages answer
+    assert other_country("Taggeld für eine Dienstreise nach Deutschland?",
+                         austrian + ["Taggeld Ausland – Deutschland: € 35,30"]) is None
+    # Austrian questions, and "deutsch" as a language, name no other state
+    assert other_country("Wie hoch ist die Geringfügigkeitsgrenze 2025?", austrian) is None
+    assert other_country("Gibt es das Merkblatt auch auf Deutsch und Englisch?", austrian) is None

@@ -253,3 +253,15 @@ def test_two_entries_on_one_subject_are_not_two_subjects():
              sel.Unit("S2", "lb-gfb-02", "2025-01", "Mehrere geringfügige Beschäftigungen: Grenze € 551,10", two)]
     assert sel.complete_subjects("Ab welcher Summe ist eine geringfügige Beschäftigung 2025 voll versichert?",
                                  [units[0]], units) is None
+
+
+def test_passages_of_earlier_years_only_do_not_answer_a_later_year():
+    unit = lambda text: sel.Unit("S1", "lb-sv-01", "2025-01", text)
+    rows = [unit("Höchstbeitragsgrundlage monatlich: 2024 € 6.060, 2025 € 6.450")]
+    assert sel.asked_year_missing("HBGl 2026 monatlich?", rows) == ("2026", "2025")
+    assert sel.asked_year_missing("HBGl 2025 monatlich?", rows) is None
+    assert sel.asked_year_missing("HBGl monatlich?", rows) is None, "no year asked"
+    # a period open towards the asked year answers it; a Stand is no period
+    assert sel.asked_year_missing("Kilometergeld 2026?", [unit("Seit 1. Jänner 2025 beträgt es € 0,50.")]) is None
+    assert sel.asked_year_missing("Kilometergeld 2026?", [unit("ab 2025: € 0,50")]) is None
+    assert sel.asked_year_missing("Regelsatz 2026?", [unit("Regelsatz: 2 %, Stand 2025.")]) is None, "no year"

@@ -97,6 +97,13 @@ def answer(prepared, client, on_delta, deadline, cancel, timings):
                 choice.units.append(added)
                 violations.append(f"repaired: {name}: {added.key}")
         answer = selection.render_answer(choice.units, conflicts, order=units)
+        missing = selection.asked_year_missing(prepared.question, choice.units)
+        if missing is not None:
+            # the passages speak of earlier years only: not an answer for the asked one, as the facts say it
+            status = "verweigert"
+            answer = (f"Für {missing[0]} enthält die Wissensbasis noch keinen Wert; zuletzt {missing[1]}:\n\n"
+                      + answer)
+            violations.append(f"refused: asked_year_missing: {missing[0]}")
     elif choice.refused:
         status, answer = "verweigert", REFUSAL_TEXT
     else:
