@@ -191,10 +191,18 @@ class TestAgent(AgentCase):
 
     def test_out_of_base_question_above_the_gate_is_refused_by_the_model(self):
         self.standin.script_chat([REFUSAL_TEXT])
-        result = self.agent._ask("Gilt der Freibetrag auch für die AHV-Beiträge von Grenzgängern in der Schweiz?")
+        result = self.agent._ask("Gilt der Freibetrag auch für die Beiträge zur freiwilligen Höherversicherung?")
         self.assertEqual(len(self.chat_requests()), 1)
         self.assertEqual(result.status, "verweigert")
         self.assertEqual(result.cited_ids, [])
+
+    def test_another_countrys_law_is_refused_before_the_model(self):
+        """No passage of the context names Switzerland: its AHV is not the Austrian Höchstbeitragsgrundlage."""
+        result = self.agent._ask("Gilt der Freibetrag auch für die AHV-Beiträge von Grenzgängern in der Schweiz?")
+        self.assertEqual(self.chat_requests(), [])
+        self.assertEqual(result.status, "verweigert")
+        self.assertEqual(result.cited_ids, [])
+        self.assertTrue(result.retrieved_ids, "the search ran; the refusal comes after it")
 
     def test_ollama_down_gives_extractive_answer_with_citations(self):
         self.set_settings(ollama_url="http://127.0.0.1:9")
