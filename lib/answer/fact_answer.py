@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ..facts.compare import Pair
 from ..facts.extract import Fact
 from ..facts.lookup import Match
-from .types import Conflict
+from .types import Conflict, missing_year_note
 
 FACT_INTRO = "Aus den Kernwerten der Wissensbasis:"
 
@@ -93,7 +93,7 @@ def compose(match: Match) -> FactAnswer:
     parts: list[str] = []
     if match.missing_year is not None:
         latest = facts[0].period.label() if facts and facts[0].period.explicit else "ohne Jahresangabe"
-        parts.append(f"Für {match.missing_year} enthält die Wissensbasis noch keinen Wert; zuletzt {latest}:")
+        parts.append(missing_year_note(match.missing_year, latest))
     else:
         parts.append(FACT_INTRO)
     parts.append("\n".join("- " + fact_line(f) for f in facts))
@@ -124,8 +124,9 @@ def respond_with_facts(prepared, on_delta, model_step, make_result):
     if on_delta:
         on_delta(facts.text)
     # the asked year has no value: the question is not answered (a gap for the curator), the latest value is shown
-    result = make_result(status="verweigert" if facts.missing_year else "beantwortet", answer=facts.text, cited_ids=list(facts.cited),
-                         conflicts=list(facts.conflicts), answer_mode="facts", from_facts=True,
+    result = make_result(status="verweigert" if facts.missing_year else "beantwortet", answer=facts.text,
+                         cited_ids=list(facts.cited), conflicts=list(facts.conflicts), answer_mode="facts",
+                         from_facts=True,
                          # the table cell of each value (``column`` of its row, -1 for a bullet): the panel marks it
                          quotes=[{"kb_id": line["entry_id"], "passage": line["passage"], "value": line["value"],
                                   "column": line["column"]} for line in facts.lines])

@@ -77,7 +77,8 @@ _COUNTRIES = {
     "Italien": r"italien\w*", "Slowenien": r"slowenien", "Ungarn": r"ungarn", "Tschechien": r"tschechien",
     "Slowakei": r"slowakei", "Liechtenstein": r"liechtenstein", "Frankreich": r"frankreich", "Spanien": r"spanien",
     "Polen": r"polen", "Kroatien": r"kroatien", "Niederlande": r"niederlande\w*", "Belgien": r"belgien",
-    "Luxemburg": r"luxemburg", "Großbritannien": r"gro(?:ß|ss)britannien|england", "USA": r"usa|vereinigten\s+staaten",
+    "Luxemburg": r"luxemburg", "Großbritannien": r"gro(?:ß|ss)britannien|england",
+    "USA": r"usa|vereinigten\s+staaten",
 }
 _COUNTRY_RE = {name: re.compile(rf"\b(?:{pattern})\b", re.I) for name, pattern in _COUNTRIES.items()}
 

@@ -13,6 +13,11 @@ from ..kb.entry_facts import EntryFacts  # noqa: F401 - the one entry record, sh
 
 REFUSAL_TEXT = "Dazu enthält die Wissensbasis keine Aussage."
 
+
+def missing_year_note(asked, latest: str) -> str:
+    """The line above the latest values when the base holds none for the asked year (fact and selection answers)."""
+    return f"Für {asked} enthält die Wissensbasis noch keinen Wert; zuletzt {latest}:"
+
 # Violation codes that only warn: ``Validation.ok`` ignores them.
 WARNING_CODES = frozenset({"missing_stand", "conflict_unmarked"})
 

@@ -2,7 +2,7 @@
 model's numbers, writing the answer from the passages."""
 import json
 
-from lib.answer import prompt, selection as sel
+from lib.answer import prompt, selection as sel, selection_repair as rep
 from lib.answer.types import Conflict, ContextBlock
 
 SV_TABLE = ("Für Sonderzahlungen gilt eine eigene jährliche Höchstbeitragsgrundlage. Sie wird über das "
@@ -120,14 +120,14 @@ def test_a_value_question_answered_without_a_number_gets_the_entrys_best_value_p
                                 block("lb-sv-01", "Die monatliche Grenze beträgt 2025 € 6.450.", title="HBGl")])
     by = {u.key: u for u in units}
     question = "Wie hoch ist die Höchstbeitragsgrundlage für Sonderzahlungen 2025?"
-    added = sel.complete_value(question, [by["S1"]], units)
+    added = rep.complete_value(question, [by["S1"]], units)
     assert added is by["S3"], "the row with the figure, of the entry the model chose (not lb-sv-01's S7)"
     # a chosen passage with a number, a question asking for no value, nothing chosen: nothing added
-    assert sel.complete_value(question, [by["S1"], by["S7"]], units) is None
-    assert sel.complete_value("Was sind Sonderzahlungen?", [by["S1"]], units) is None
-    assert sel.complete_value(question, [], units) is None
+    assert rep.complete_value(question, [by["S1"], by["S7"]], units) is None
+    assert rep.complete_value("Was sind Sonderzahlungen?", [by["S1"]], units) is None
+    assert rep.complete_value(question, [], units) is None
     # no value passage of the chosen entry shares a word or number with the question: nothing added
-    assert sel.complete_value("Wie hoch ist der Zuschlag?", [by["S1"]], units) is None
+    assert rep.complete_value("Wie hoch ist der Zuschlag?", [by["S1"]], units) is None
 
 
 def test_a_passage_of_another_kind_of_value_does_not_answer_a_rate_question():
@@ -142,16 +142,16 @@ def test_a_passage_of_another_kind_of_value_does_not_answer_a_rate_question():
     chosen = [u for u in units if u.entry_id == "lb-sz-02"]
     assert all(any(c.isdigit() for c in u.text) for u in chosen), "the chosen passages hold numbers, no rate"
     question = "Mit welchem festen Steuersatz wird der 13. Bezug im Sechstel versteuert?"
-    added = sel.complete_value(question, chosen, units)
+    added = rep.complete_value(question, chosen, units)
     assert added is by_text["Fester Steuersatz erste Stufe: 6 %"], \
         "the rate row of the first entry of the context (the model chose none of its passages)"
     # a chosen passage with a rate answers it: nothing added
-    assert sel.complete_value(question, chosen + [added], units) is None
+    assert rep.complete_value(question, chosen + [added], units) is None
     # a question for an amount is answered by a passage with any number of the amount kinds only
-    assert sel.holds_asked_value("Der Satz beträgt 6 %.", frozenset({"%"}))
-    assert not sel.holds_asked_value("Das ergibt 2 Monatsbezüge.", frozenset({"%"}))
-    assert sel.holds_asked_value("fällig am 15. des Folgemonats", frozenset({"Termin", "Datum"}))
-    assert sel.holds_asked_value("Das ergibt 2 Monatsbezüge.", frozenset())
+    assert rep.holds_asked_value("Der Satz beträgt 6 %.", frozenset({"%"}))
+    assert not rep.holds_asked_value("Das ergibt 2 Monatsbezüge.", frozenset({"%"}))
+    assert rep.holds_asked_value("fällig am 15. des Folgemonats", frozenset({"Termin", "Datum"}))
+    assert rep.holds_asked_value("Das ergibt 2 Monatsbezüge.", frozenset())
 
 
 def test_the_second_look_keeps_the_blocks_of_the_first_two_entries_in_order():
@@ -165,17 +165,17 @@ def test_the_second_look_keeps_the_blocks_of_the_first_two_entries_in_order():
 def test_passages_that_share_nothing_with_the_question_are_no_answer():
     unit = lambda text: sel.Unit("S1", "lb-x", "2025-01", text)
     overtime = [unit("Begünstigte Überstunden pro Monat: 10."), unit("Höchstbetrag steuerfrei: € 86.")]
-    assert not sel.related("What is the FICA tax rate for US payroll?", overtime)
-    assert not sel.related("Wie hoch ist das Existenzminimum bei einer Lohnpfändung?",
+    assert not rep.related("What is the FICA tax rate for US payroll?", overtime)
+    assert not rep.related("Wie hoch ist das Existenzminimum bei einer Lohnpfändung?",
                            [unit("Sozialversicherungsbeiträge werden nur bis zur Höchstbeitragsgrundlage berechnet.")])
-    assert sel.related("Wie viele Überstunden sind steuerfrei?", overtime)
+    assert rep.related("Wie viele Überstunden sind steuerfrei?", overtime)
     # a compound's head ("Steuersatz" in "Grenzsteuersatz"), a figure of the question, a synonym's expansion
-    assert sel.related("Welcher Steuersatz gilt?", [unit("über € 1.000.000: Grenzsteuersatz 55 %")])
-    assert sel.related("Ab welchem Einkommen gilt 2025 der Satz von 55 %?", [unit("über € 1.000.000: 55 %")])
-    assert not sel.related("Was galt 2025?", [unit("Im Jahr 2025 gilt das.")]), "a calendar year is no subject"
+    assert rep.related("Welcher Steuersatz gilt?", [unit("über € 1.000.000: Grenzsteuersatz 55 %")])
+    assert rep.related("Ab welchem Einkommen gilt 2025 der Satz von 55 %?", [unit("über € 1.000.000: 55 %")])
+    assert not rep.related("Was galt 2025?", [unit("Im Jahr 2025 gilt das.")]), "a calendar year is no subject"
     car = [unit("Der Sachbezug beträgt 2 % der Anschaffungskosten.")]
-    assert not sel.related("Wie wird das Firmenauto privat versteuert?", car)
-    assert sel.related("Wie wird das Firmenauto privat versteuert?", car, expansions=["dienstwagen", "sachbezug"])
+    assert not rep.related("Wie wird das Firmenauto privat versteuert?", car)
+    assert rep.related("Wie wird das Firmenauto privat versteuert?", car, expansions=["dienstwagen", "sachbezug"])
 
 
 def test_a_passage_of_another_year_gets_the_passage_of_the_asked_year_beside_it():
@@ -185,10 +185,10 @@ def test_a_passage_of_another_year_gets_the_passage_of_the_asked_year_beside_it(
     _content, units = numbered([block("lb-sb-04", rates, title="Zinsersparnis")], question)
     by_text = {u.text: u for u in units}
     chosen = [by_text["Referenzzinssatz 2023: 1,0 %"]]
-    assert sel.complete_year(question, chosen, units) is by_text["Referenzzinssatz 2024: 4,5 %"]
-    assert sel.complete_year(question, [by_text["Referenzzinssatz 2024: 4,5 %"]], units) is None
-    assert sel.complete_year("Mit welchem Referenzzinssatz rechne ich?", chosen, units) is None, "no year asked"
-    assert sel.complete_year("Referenzzinssatz 2023 oder 2024?", chosen, units) is None, "two years asked"
+    assert rep.complete_year(question, chosen, units) is by_text["Referenzzinssatz 2024: 4,5 %"]
+    assert rep.complete_year(question, [by_text["Referenzzinssatz 2024: 4,5 %"]], units) is None
+    assert rep.complete_year("Mit welchem Referenzzinssatz rechne ich?", chosen, units) is None, "no year asked"
+    assert rep.complete_year("Referenzzinssatz 2023 oder 2024?", chosen, units) is None, "two years asked"
 
 
 def test_the_row_of_the_asked_year_is_found_through_its_table_header():
@@ -197,7 +197,7 @@ def test_the_row_of_the_asked_year_is_found_through_its_table_header():
     question = "Welcher CO2-Grenzwert gilt für einen Dienstwagen, der 2023 erstmals zugelassen wird?"
     _content, units = numbered([block("lb-sb-01", table, title="Dienstwagen – Sachbezug")], question)
     by_text = {u.text: u for u in units}
-    assert sel.complete_year(question, [by_text["2020: 141 g/km"]], units) is by_text["2023: 132 g/km"]
+    assert rep.complete_year(question, [by_text["2020: 141 g/km"]], units) is by_text["2023: 132 g/km"]
 
 
 def test_a_row_is_related_by_its_table_header_and_its_entrys_title():
@@ -206,8 +206,8 @@ def test_a_row_is_related_by_its_table_header_and_its_entrys_title():
                                "Wie hoch ist die Geringfügigkeitsgrenze 2025?")
     row = next(u for u in units if u.text == "2025: € 551,10")
     assert "Geringfügigkeitsgrenze" in row.about and "Betrag" in row.about
-    assert sel.related("Wie hoch ist die Geringfügigkeitsgrenze 2025?", [row]), "the title names it"
-    assert not sel.related("Wie hoch ist das Existenzminimum 2025?", [row])
+    assert rep.related("Wie hoch ist die Geringfügigkeitsgrenze 2025?", [row]), "the title names it"
+    assert not rep.related("Wie hoch ist das Existenzminimum 2025?", [row])
 
 
 def test_a_count_under_its_header_reads_as_a_sentence_writes_it():
@@ -221,11 +221,13 @@ def test_a_count_under_its_header_reads_as_a_sentence_writes_it():
 
 
 def test_the_title_head_is_the_noun_the_entry_is_about():
-    assert sel.title_head("Dienstgeberbeitrag und Zuschlag zum Dienstgeberbeitrag") == "dienstgeberbeitrag"
-    assert sel.title_head("Geringfügige Beschäftigung – Grenze und Beiträge 2025") == "beschaeftigung"
-    assert sel.title_head("Mehrfache geringfügige Beschäftigung und Zusammenrechnung") == "beschaeftigung"
-    assert sel.title_head("Höchstbeitragsgrundlage 2025") == "hoechstbeitragsgrundlag"
-    assert sel.title_head("SEG-Zulagen und Zuschläge") == ""
+    assert rep.title_head("Dienstgeberbeitrag und Zuschlag zum Dienstgeberbeitrag") == "dienstgeberbeitrag"
+    assert rep.title_head("Geringfügige Beschäftigung – Grenze und Beiträge 2025") == "beschaeftigung"
+    assert rep.title_head("Mehrfache geringfügige Beschäftigung und Zusammenrechnung") == "beschaeftigung"
+    assert rep.title_head("Höchstbeitragsgrundlage 2025") == "hoechstbeitragsgrundlag"
+    assert rep.title_head("SEG-Zulagen und Zuschläge") == ""
+    # a plural noun ending in -e is no adjective
+    assert rep.title_head("Beitragssätze Dienstnehmer und Dienstgeber 2025") == "beitragssaetz"
 
 
 def test_a_second_named_subject_gets_its_passage_beside_the_chosen_one():
@@ -238,12 +240,12 @@ def test_a_second_named_subject_gets_its_passage_beside_the_chosen_one():
              sel.Unit("S5", "lb-sv-02", "2025-01", "Der Dienstgeberanteil beträgt 21,23 %.",
                       "Beitragssätze Dienstnehmer und Dienstgeber 2025")]
     question = "Wie viel Prozent der Lohnsumme machen DB und Kommunalsteuer 2025 zusammen aus?"
-    added = sel.complete_subjects(question, [units[3]], units, expansions=["Dienstgeberbeitrag FLAF"])
+    added = rep.complete_subjects(question, [units[3]], units, expansions=["Dienstgeberbeitrag FLAF"])
     assert added is units[1]
     # without the synonym table's expansion "DB" names no title; one named subject, or both chosen: nothing added
-    assert sel.complete_subjects(question, [units[3]], units) is None
-    assert sel.complete_subjects("Wie viel Prozent Kommunalsteuer 2025?", [units[3]], units) is None
-    assert sel.complete_subjects(question, [units[3], units[1]], units, expansions=["Dienstgeberbeitrag"]) is None
+    assert rep.complete_subjects(question, [units[3]], units) is None
+    assert rep.complete_subjects("Wie viel Prozent Kommunalsteuer 2025?", [units[3]], units) is None
+    assert rep.complete_subjects(question, [units[3], units[1]], units, expansions=["Dienstgeberbeitrag"]) is None
 
 
 def test_two_entries_on_one_subject_are_not_two_subjects():
@@ -251,17 +253,17 @@ def test_two_entries_on_one_subject_are_not_two_subjects():
     two = "Mehrfache geringfügige Beschäftigung und Zusammenrechnung"
     units = [sel.Unit("S1", "lb-gfb-01", "2025-01", "Geringfügigkeitsgrenze monatlich: 2025 € 551,10", one),
              sel.Unit("S2", "lb-gfb-02", "2025-01", "Mehrere geringfügige Beschäftigungen: Grenze € 551,10", two)]
-    assert sel.complete_subjects("Ab welcher Summe ist eine geringfügige Beschäftigung 2025 voll versichert?",
+    assert rep.complete_subjects("Ab welcher Summe ist eine geringfügige Beschäftigung 2025 voll versichert?",
                                  [units[0]], units) is None
 
 
 def test_passages_of_earlier_years_only_do_not_answer_a_later_year():
     unit = lambda text: sel.Unit("S1", "lb-sv-01", "2025-01", text)
     rows = [unit("Höchstbeitragsgrundlage monatlich: 2024 € 6.060, 2025 € 6.450")]
-    assert sel.asked_year_missing("HBGl 2026 monatlich?", rows) == ("2026", "2025")
-    assert sel.asked_year_missing("HBGl 2025 monatlich?", rows) is None
-    assert sel.asked_year_missing("HBGl monatlich?", rows) is None, "no year asked"
+    assert rep.asked_year_missing("HBGl 2026 monatlich?", rows) == ("2026", "2025")
+    assert rep.asked_year_missing("HBGl 2025 monatlich?", rows) is None
+    assert rep.asked_year_missing("HBGl monatlich?", rows) is None, "no year asked"
     # a period open towards the asked year answers it; a Stand is no period
-    assert sel.asked_year_missing("Kilometergeld 2026?", [unit("Seit 1. Jänner 2025 beträgt es € 0,50.")]) is None
-    assert sel.asked_year_missing("Kilometergeld 2026?", [unit("ab 2025: € 0,50")]) is None
-    assert sel.asked_year_missing("Regelsatz 2026?", [unit("Regelsatz: 2 %, Stand 2025.")]) is None, "no year"
+    assert rep.asked_year_missing("Kilometergeld 2026?", [unit("Seit 1. Jänner 2025 beträgt es € 0,50.")]) is None
+    assert rep.asked_year_missing("Kilometergeld 2026?", [unit("ab 2025: € 0,50")]) is None
+    assert rep.asked_year_missing("Regelsatz 2026?", [unit("Regelsatz: 2 %, Stand 2025.")]) is None, "no year"

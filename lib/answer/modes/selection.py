@@ -1,15 +1,17 @@
 """The selection mode: the model names numbered passages of its context, the server quotes them word for word.
 
-Numbering, schema, prompt and the quoted answer are ``lib/answer/selection.py``.
+Numbering, schema, prompt and the quoted answer are ``lib/answer/selection.py``; relatedness and the completions
+of the model's choice ``lib/answer/selection_repair.py``.
 """
 from __future__ import annotations
 
+import functools
 import time
 
 from ...llm import errors as ollama_errors
 from ...text.i18n import _lt
-from .. import citations, extractive, outcome, prompt, selection
-from ..types import REFUSAL_TEXT, AgentAnswer
+from .. import citations, extractive, outcome, prompt, selection, selection_repair
+from ..types import REFUSAL_TEXT, AgentAnswer, missing_year_note
 from . import AnswerMode, common, register
 
 
@@ -58,7 +60,7 @@ def answer(prepared, client, on_delta, deadline, cancel, timings):
                                {"role": "user", "content": common.JSON_RETRY_NOTE}]
     violations = [f"dropped: unknown_passage: {n}" for n in choice.unknown]
     expansions = getattr(getattr(prepared.retrieval, "plan", None), "expansions", None) or ()
-    if choice.units and not selection.related(prepared.question, choice.units, expansions):
+    if choice.units and not selection_repair.related(prepared.question, choice.units, expansions):
         violations.append("refused: unrelated_passages: " + ", ".join(u.key for u in choice.units))
         choice = selection.Choice(refused=True)
     if choice.refused and not choice.units and time.monotonic() < deadline:
@@ -75,7 +77,8 @@ def answer(prepared, client, on_delta, deadline, cancel, timings):
             answer_tokens += chat.eval_count
             raws.append(chat.content)
         generate_ms += (time.perf_counter() - t0) * 1000
-        if second is not None and second.units and not selection.related(prepared.question, second.units, expansions):
+        if (second is not None and second.units
+                and not selection_repair.related(prepared.question, second.units, expansions)):
             violations.append("second_look: unrelated_passages: " + ", ".join(u.key for u in second.units))
             second = None
         if second is not None and second.units:
@@ -87,22 +90,20 @@ def answer(prepared, client, on_delta, deadline, cancel, timings):
     rejected = ""
     if choice.units:
         status = "beantwortet"
-        subjects = lambda question, chosen, all_units: selection.complete_subjects(  # noqa: E731
-            question, chosen, all_units, expansions)
-        for repair, name in ((selection.complete_value, "value_passage_added"),
-                             (selection.complete_year, "year_passage_added"),
+        subjects = functools.partial(selection_repair.complete_subjects, expansions=expansions)
+        for repair, name in ((selection_repair.complete_value, "value_passage_added"),
+                             (selection_repair.complete_year, "year_passage_added"),
                              (subjects, "subject_passage_added")):
             added = repair(prepared.question, choice.units, units)
             if added is not None:
                 choice.units.append(added)
                 violations.append(f"repaired: {name}: {added.key}")
         answer = selection.render_answer(choice.units, conflicts, order=units)
-        missing = selection.asked_year_missing(prepared.question, choice.units)
+        missing = selection_repair.asked_year_missing(prepared.question, choice.units)
         if missing is not None:
             # the passages speak of earlier years only: not an answer for the asked one, as the facts say it
             status = "verweigert"
-            answer = (f"Für {missing[0]} enthält die Wissensbasis noch keinen Wert; zuletzt {missing[1]}:\n\n"
-                      + answer)
+            answer = missing_year_note(*missing) + "\n\n" + answer
             violations.append(f"refused: asked_year_missing: {missing[0]}")
     elif choice.refused:
         status, answer = "verweigert", REFUSAL_TEXT

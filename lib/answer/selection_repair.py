@@ -1,0 +1,200 @@
+"""What the code does with the passages the model chose in the selection mode (lib/answer/selection.py), before
+the answer is written (docs/answers.md):
+
+- :func:`related`: passages that share nothing with the question are a refusal;
+- :func:`complete_value`, :func:`complete_year`, :func:`complete_subjects`: the passage with a value of the asked
+  kind, the row of the asked year, the passage of a second subject the question names, each added beside the
+  model's choice when it is missing (the code only ever adds a passage of the context);
+- :func:`asked_year_missing`: passages that name only years before the asked one answer with the note for a
+  missing year.
+
+Nothing here imports Odoo.
+"""
+from __future__ import annotations
+
+import re
+
+from ..facts import extract
+from ..facts.amounts import value_spans
+from ..facts.lookup import asked_units
+from ..search.fulltext import is_value_question
+from ..text.german import fold_plain, light_stem, word_tokens
+from .focus import question_numbers, question_terms, term_hits
+from .selection import Unit
+
+_DIGIT_RE = re.compile(r"\d")
+_DATE_KINDS = frozenset({"Termin", "Datum"})
+_YEAR_RE = re.compile(r"(?<![\d.,])(?:19|20)\d{2}(?![\d.,])")   # a calendar year, not part of an amount
+
+
+def _matches(term: str, word: str) -> bool:
+    """A question word found in a passage word: the same, one the beginning of the other (five letters or
+    more), or one the end of a compound ("steuersatz" in "grenzsteuersatz", six letters or more)."""
+    if term == word:
+        return True
+    if len(term) >= 5 and len(word) >= 5 and (word.startswith(term) or term.startswith(word)):
+        return True
+    return (len(term) >= 6 and word.endswith(term)) or (len(word) >= 6 and term.endswith(word))
+
+
+def _with_expansions(question: str, expansions=()) -> set[str]:
+    """The question's content words and the words of the synonym table's expansions of them (at least 3 letters)."""
+    return question_terms(question) | {light_stem(fold_plain(w)) for e in expansions for w in e.split() if len(w) >= 3}
+
+
+def related(question: str, chosen: list[Unit], expansions=()) -> bool:
+    """Do the chosen passages name anything the question asks about: one of its content words (or of the synonym
+    table's expansions of them) in one of the passages, their entry's title or their table's header (a row "2025:
+    € 551,10" under "Geringfügigkeitsgrenze monatlich")? A small model that answers "What is the FICA tax rate?"
+    with the rows of an overtime table, or "Wie hoch ist das Existenzminimum?" with the
+    Höchstbeitragsgrundlage, picked passages that share no word with the question: that is a refusal."""
+    terms = _with_expansions(question, expansions)
+    words = {light_stem(fold_plain(w)) for u in chosen for w in word_tokens(f"{u.text} {u.about}") if len(w) >= 3}
+    if any(_matches(t, w) for t in terms for w in words):
+        return True
+    # a figure of the question ("Steuersatz von 55 %") in a passage; calendar years say nothing of the subject
+    numbers = {n for n in question_numbers(question) if len(n) >= 2 and not _YEAR_RE.fullmatch(n)}
+    return bool(numbers & {n for u in chosen for n in question_numbers(u.text)})
+
+
+def holds_asked_value(text: str, asked: frozenset) -> bool:
+    """Does a passage state a value of the asked kind (``asked``: lib/facts/lookup.asked_units; empty: any
+    number)? A date or a day of the month counts for "bis wann"."""
+    if not _DIGIT_RE.search(text or ""):
+        return False
+    if not asked or asked & _DATE_KINDS:
+        return True
+    return any(unit in asked for _start, _end, unit in value_spans(text))
+
+
+def complete_value(question: str, chosen: list[Unit], units: list[Unit]) -> Unit | None:
+    """The passage to add when the question asks for a value and no chosen passage states one of the asked kind.
+
+    A small model often picks the sentence that introduces a topic ("Für Sonderzahlungen gilt eine eigene
+    jährliche Höchstbeitragsgrundlage …") or a neighbouring sentence with another kind of figure ("multipliziert
+    mit zwei" for "mit welchem Steuersatz") instead of the row with the figure. The kind asked is read from the
+    question (a percentage for "Satz" or "Prozent" — "Steuersatz" too, which the retrieval's value words miss —, a
+    duration for "wie lange", a date for "bis wann", an amount for "wie hoch"; lib/facts/lookup.asked_units). Then
+    the passage with a value of that kind that shares the most words and numbers of the question (a number of the
+    question counts twice, as in lib/answer/focus.py) is added: of the entries the model chose, else of the first
+    entry of the context (the best-ranked one); none sharing anything → None. The code only ever adds a passage of
+    the context."""
+    asked = asked_units(question)
+    if not chosen or not (is_value_question(question) or asked):
+        return None
+    if any(holds_asked_value(u.text, asked) for u in chosen):
+        return None
+    terms, numbers = question_terms(question), question_numbers(question)
+    for entries in ({u.entry_id for u in chosen}, {units[0].entry_id} if units else set()):
+        best, best_score = None, 0
+        for unit in units:
+            if unit.entry_id not in entries or unit in chosen or not holds_asked_value(unit.text, asked):
+                continue
+            score = term_hits(terms, unit.text) + 2 * len(numbers & question_numbers(unit.text))
+            if score > best_score:
+                best, best_score = unit, score
+        if best is not None:
+            return best
+    return None
+
+
+# an adjective in front of a title's noun ("Geringfügige Beschäftigung", "Steuerfreie Überstundenzuschläge")
+_ADJECTIVE_RE = re.compile(r"(?:ig|lich|isch|frei|fach|bar|los|haft|sam)e$|^(?:ge|be)\w+te$")
+
+
+def title_head(title: str) -> str:
+    """The noun an entry's title is about, folded and stemmed: in the title's head (lib/facts/extract.title_head,
+    "Geringfügige Beschäftigung – Grenze" → "Geringfügige Beschäftigung") the first word that is no adjective in
+    front of another word (→ beschaeftigung; "Beitragssätze Dienstnehmer …" → beitragssaetz); "" when there is
+    none."""
+    words = [w for w in word_tokens(extract.title_head(title)) if w.isalpha()]
+    for pos, word in enumerate(words):
+        if word[:1].islower() or (_ADJECTIVE_RE.search(word.lower()) and pos + 1 < len(words)):
+            continue
+        return light_stem(fold_plain(word)) if len(word) >= 4 else ""
+    return ""
+
+
+def complete_subjects(question: str, chosen: list[Unit], units: list[Unit], expansions=()) -> Unit | None:
+    """The passage to add when the question names the subjects of two entries ("Wie viel Prozent machen DB und
+    Kommunalsteuer zusammen aus?") and the model chose passages of only one of them: of the named entry it left
+    out, the passage with a value of the asked kind that shares the most words (its abbreviations and expansions
+    too) and numbers with the question (a number twice); none sharing anything → None. A subject is named when a
+    word of the question, or of the synonym table's expansions of it, is the head noun of the entry's title
+    (:func:`title_head`); each entry's title is read from its passages (``Unit.about`` begins with it)."""
+    if not chosen:
+        return None
+    named_terms = _with_expansions(question, expansions)
+    heads: dict[str, str] = {}
+    for unit in units:
+        if unit.entry_id not in heads:
+            heads[unit.entry_id] = title_head(unit.about)
+    named = {entry: head for entry, head in heads.items() if head and any(_matches(t, head) for t in named_terms)}
+    chosen_heads = {named[u.entry_id] for u in chosen if u.entry_id in named}
+    # two subjects, not two entries on one ("Geringfügige Beschäftigung", "Mehrfache geringfügige Beschäftigung")
+    missing = {entry for entry, head in named.items() if head not in chosen_heads}
+    if not chosen_heads or not missing:
+        return None
+    asked, numbers = asked_units(question), question_numbers(question)
+    # the question's abbreviations ("DB") count as its words here: the row "DB: 3,7 %" names its subject so
+    short = {fold_plain(w) for w in word_tokens(question) if len(w) >= 2 and w.isupper() and w.isalpha()}
+    best, best_score = None, 0
+    for unit in units:
+        if unit.entry_id not in missing or not holds_asked_value(unit.text, asked):
+            continue
+        words = {fold_plain(w) for w in word_tokens(unit.text)}
+        score = (term_hits(named_terms, unit.text) + len(short & words)
+                 + 2 * len(numbers & question_numbers(unit.text)))
+        if score > best_score:
+            best, best_score = unit, score
+    return best
+
+
+def complete_year(question: str, chosen: list[Unit], units: list[Unit]) -> Unit | None:
+    """The passage to add when the question names one calendar year and no chosen passage names it: the small
+    model picks "Referenzzinssatz 2023: 1,0 %" for "… 2024 …". Then the passage of a chosen entry that names the
+    asked year and shares the most words with the question (its own, its table header's and its entry title's; a row
+    of the chosen row's table scores one more) is added (none naming it or sharing anything: None). The passage it
+    chose stays: its year is written in it, so nothing wrong is shown."""
+    years = set(_YEAR_RE.findall(question or ""))
+    if len(years) != 1 or not chosen:
+        return None
+    year = years.pop()
+    if any(re.search(rf"\b{year}\b", u.text) for u in chosen):
+        return None
+    terms = question_terms(question)
+    entries = {u.entry_id for u in chosen}
+    tables = {(u.entry_id, u.about) for u in chosen}
+    best, best_score = None, 0
+    for unit in units:
+        if unit.entry_id not in entries or unit in chosen or not re.search(rf"\b{year}\b", unit.text):
+            continue
+        # a row of the chosen row's table ("2023: 132 g/km" under the header "Erstzulassung | CO2-Grenzwert")
+        # shares the question's words through its header; it comes first
+        score = term_hits(terms, f"{unit.text} {unit.about}") + (1 if (unit.entry_id, unit.about) in tables else 0)
+        if score > best_score:
+            best, best_score = unit, score
+    return best
+
+
+_STAND_YEAR_RE = re.compile(r"\(?Stand:?\s+(?:\d{4}-\d{2}|\d{4})\)?")
+_OPEN_YEAR_RE = re.compile(r"\b(?:ab|seit)\s+(?:dem\s+)?(?:\d{1,2}\.\s*(?:\d{1,2}\.|[^\W\d_]+)\s*)?((?:19|20)\d{2})\b",
+                           re.I)
+
+
+def asked_year_missing(question: str, chosen: list[Unit]) -> tuple[str, str] | None:
+    """(asked year, latest year named) when the question names one calendar year and the chosen passages name
+    only earlier ones — none the asked year, none a period open towards it ("ab 2025", "seit 1. Jänner 2025"; a
+    Stand is no period): the base holds no value for that year, the passages are last year's ("HBGl 2026?"
+    answered with "2024 € 6.060, 2025 € 6.450"). Else None."""
+    years = set(_YEAR_RE.findall(question or ""))
+    if len(years) != 1 or not chosen:
+        return None
+    asked = int(years.pop())
+    text = " ".join(_STAND_YEAR_RE.sub(" ", u.text) for u in chosen)
+    named = [int(y) for y in _YEAR_RE.findall(text)]
+    if not named or max(named) >= asked:
+        return None
+    if any(int(y) <= asked for y in _OPEN_YEAR_RE.findall(text)):
+        return None
+    return str(asked), str(max(named))
