@@ -42,7 +42,10 @@ _AMOUNT_UNITS = frozenset({"€", "%", "Prozentpunkte"})
 _DURATION_UNITS = frozenset({"Tage", "Werktage", "Arbeitstage", "Wochen", "Monate", "Jahre", "Dienstjahre", "Stunden",
                              "Überstunden", "Monatsentgelte"})
 _ASKS = (
-    (re.compile(r"\b(?:prozent\w*|%|\w*satz|\w*sätze|quote)", re.I), frozenset({"%", "Prozentpunkte"})),
+    # a rate word ends in -satz/-sätze ("Beitragssatz", "Steuersätze"); Ersatz, Einsatz, Zusatz, Absatz, Umsatz are
+    # no rates, and "Ersatzleistung" asks for an amount
+    (re.compile(r"\b(?:prozent\w*|%|(?!(?:er|ein|zu|ab|um|auf|an)s[äa]tz)\w*s[äa]tz(?:e|es|en)?\b|\w*quote)", re.I),
+     frozenset({"%", "Prozentpunkte"})),
     (re.compile(r"\bwie\s+lange?\b|\bdauer\w*|\bwie\s+viele\s+(?:\w+\s+)?(?:tage|werktage|arbeitstage|wochen|monate|"
                 r"jahre|stunden)\b", re.I), _DURATION_UNITS),
     # "ab welcher Summe … fällig": an amount, though "fällig" follows

@@ -173,4 +173,8 @@ def test_the_kind_of_value_a_question_asks_for():
     assert "€" in asked_units("Ab welcher Summe der geringfügigen Entgelte war 2024 die Abgabe des Dienstgebers fällig?")
     assert asked_units("Bis wann ist die Kommunalsteuer fällig?") == frozenset({"Termin", "Datum"})
     assert asked_units("Welcher Beitragssatz gilt 2025?") == frozenset({"%", "Prozentpunkte"})
+    assert asked_units("Welche Ersatzquote zahlt das AMS?") == frozenset({"%", "Prozentpunkte"})
+    # Ersatz, Umsatz, Absatz are no rates: the Ersatzleistung is an amount, not a percentage only
+    assert "€" in asked_units("Wie hoch ist die Urlaubsersatzleistung für 10 offene Tage?")
+    assert asked_units("Bis zu welchem Umsatz gilt das?") != frozenset({"%", "Prozentpunkte"})
     assert "Wochen" in asked_units("Wie lange dauert der Mutterschutz?")
