@@ -240,6 +240,12 @@ def _list_field(data: dict, key: str, file: str, issues: list[Issue]) -> list[st
         return None
     result: list[str] = []
     for item in value:
+        if isinstance(item, (int, float, datetime.date)) and not isinstance(item, bool):
+            # "tags: [Jahreswechsel, 2025]": YAML reads the year as a number; it is meant as the text
+            issues.append(Issue(file, WARNING, "list_number",
+                                f"Feld '{key}' enthält {quote(item)} ohne Anführungszeichen; es wird als Text "
+                                f"gelesen. Bitte als \"{item}\" schreiben."))
+            item = str(item)
         if not isinstance(item, str):
             issues.append(Issue(file, ERROR, "list_invalid",
                                 f"Feld '{key}' enthält den Wert {quote(item)}, der kein Text ist. Bitte alle "

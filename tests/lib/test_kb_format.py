@@ -198,9 +198,14 @@ def test_list_fields():
     assert [i.level for i in issues] == ["warning"]
     entry, issues = kb_format.parse_entry(entry_text(cross_refs="[]").encode(), "dokumente/lb-atz-07.md")
     assert entry.cross_refs == [] and issues == []
-    for bad in ("[lb-atz-09, 12]", "{a: b}", "[[x]]"):
+    for bad in ("{a: b}", "[[x]]", "[lb-atz-09, {a: b}]", "[lb-atz-09, true]"):
         entry, issues = kb_format.parse_entry(entry_text(cross_refs=bad).encode(), "dokumente/lb-atz-07.md")
         assert entry is None and codes(issues) == ["list_invalid"], bad
+    # a year written as a tag is read by YAML as a number: it is kept as text, with a warning
+    text = entry_text().replace("tags: [Altersteilzeit, AMS]", "tags: [Jahreswechsel, 2025, 1.5]")
+    entry, issues = kb_format.parse_entry(text.encode(), "dokumente/lb-atz-07.md")
+    assert entry.tags == ["Jahreswechsel", "2025", "1.5"] and codes(issues) == ["list_number", "list_number"]
+    assert {i.level for i in issues} == {"warning"}
     text = entry_text().replace("tags: [Altersteilzeit, AMS]\n", "")
     entry, issues = kb_format.parse_entry(text.encode(), "dokumente/lb-atz-07.md")
     assert entry.tags == [] and issues == []
