@@ -1,4 +1,4 @@
-"""The blind conflict test bases (tests/data/facts_kb_b … facts_kb_h) against their ground truth: the cockpit's
+"""The blind conflict test bases (tests/data/facts_kb_b … facts_kb_i) against their ground truth: the cockpit's
 conflict findings (lib/cockpit/health.fact_conflicts over lib/facts/compare.compare), scored by entry pair.
 
 Shared by the tests (tests/lib/test_facts_near.py, tests/lib/test_facts_alike.py) and the benchmark
@@ -19,7 +19,7 @@ from lib.kb.format import parse_entry
 from lib.search.fulltext import load_synonyms_csv
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-BASES = ("c", "d", "e", "f", "g", "h")
+BASES = ("c", "d", "e", "f", "g", "h", "i")
 ABBREV = abbreviations(load_synonyms_csv(str(REPO / "data" / "pv.kb.synonym.csv")))
 
 

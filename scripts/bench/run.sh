@@ -9,7 +9,7 @@
 #                                            options: see bench_embed.py)
 #   scripts/bench/run.sh reembed DB          the same through the cron's code on DB (e.g. pv_kb_bench_import), rolled back
 #   scripts/bench/run.sh pipeline DB         agent overhead beyond the model calls on the demo gold set
-#   scripts/bench/run.sh conflict-bases [--words]  conflict findings on the blind test bases C … H against their
+#   scripts/bench/run.sh conflict-bases [--words]  conflict findings on the blind test bases C … I against their
 #                                            ground truth (pure Python; near matches with the e5 vectors)
 #   scripts/bench/run.sh health [DB]         health check of the whole base, five runs, rolled back (default: 601 synthetic
 #                                            + demo entries with random vectors, as scale 601 builds them);
