@@ -88,9 +88,14 @@ def qualified_apart(a: Fact, b: Fact) -> bool:
 
 def named_years(period: Period) -> Period:
     """A period as far as it states a value: "bis 2024" (or "bis 31.12.2024") says that the value held up to 2024,
-    not since when; beside "2023: € 500,91" of another entry it is the older value, not a contradiction."""
+    not since when; beside "2023: € 500,91" of another entry it is the older value, not a contradiction. Likewise
+    "ab 2025" states the value of 2025."""
     if period.start is None and period.end is not None:
         return Period(period.end, period.end, period.text, period.source)
+    if period.end is None and period.start is not None:
+        # "ab 2025" says what held from 2025, not that nothing changed after: beside "2026: € 551,10" of another
+        # entry it is the older value (outdated), not a contradiction
+        return Period(period.start, period.start, period.text, period.source)
     return period
 
 

@@ -36,7 +36,11 @@ BASIS_WORDS = {
 }
 _BASIS_RE = re.compile(
     r"\b(?:monatlich|täglich|jährlich|wöchentlich|taeglich|jaehrlich|woechentlich)(?:e|er|es|en|em)?\b"
-    r"|(?:\bpro\b|\bje\b|\bim\b|/)\s*(?:kalender)?(?:monat|tag|jahr|woche)\b", re.I)
+    r"|(?:\bpro\b|\bje\b|\bim\b|/)\s*(?:kalender)?(?:monat|tag|jahr|woche)\b"
+    r"|\b(?:mtl|monatl|tgl|tägl|taegl|jährl|jaehrl|wöchentl|woechentl|wtl)\b\.?", re.I)
+# the abbreviations of a basis ("HBGl mtl. 2025?")
+_BASIS_ABBREVIATIONS = {"mtl": "monatlich", "monatl": "monatlich", "tgl": "täglich", "taegl": "täglich",
+                        "jaehrl": "jährlich", "woechentl": "wöchentlich", "wtl": "wöchentlich"}
 
 
 def basis_of(*texts: str) -> str:
@@ -44,7 +48,9 @@ def basis_of(*texts: str) -> str:
     for text in texts:
         match = _BASIS_RE.search(text or "")
         if match:
-            word = fold_plain(match.group(0)).replace("kalender", "")
+            word = fold_plain(match.group(0)).replace("kalender", "").strip(". ")
+            if word in _BASIS_ABBREVIATIONS:
+                return _BASIS_ABBREVIATIONS[word]
             for key in ("monat", "taeglich", "tag", "jaehrlich", "jahr", "woche"):
                 if key in word:
                     return {"monat": "monatlich", "taeglich": "täglich", "tag": "täglich", "jaehrlich": "jährlich",

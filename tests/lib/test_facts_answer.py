@@ -44,6 +44,10 @@ def test_basis_and_abbreviation(facts):
     monthly = answer("HBGl 2025 monatlich?", facts)
     assert "€ 215 [lb-sv-01]" in daily.text and "6.450" not in daily.text
     assert "€ 6.450 [lb-sv-01]" in monthly.text and "€ 215" not in monthly.text
+    # the basis abbreviated, as it is typed in a hurry
+    assert "€ 6.450 [lb-sv-01]" in answer("HBGl mtl. 2025?", facts).text
+    short_daily = answer("HBGl tgl. 2025", facts).text
+    assert "€ 215 [lb-sv-01]" in short_daily and "6.450" not in short_daily
 
 
 def test_without_year_newest_first_and_the_outdated_side_with_warning(facts):
