@@ -15,7 +15,10 @@ REFUSAL_TEXT = "Dazu enthält die Wissensbasis keine Aussage."
 
 
 def missing_year_note(asked, latest: str) -> str:
-    """The line above the latest values when the base holds none for the asked year (fact and selection answers)."""
+    """The line above the latest values when the base holds none for the asked year (fact and selection answers);
+    for a year before every value of the base, "noch" would say the wrong thing."""
+    if str(asked).isdigit() and str(latest).isdigit() and int(asked) < int(latest):
+        return f"Für {asked} enthält die Wissensbasis keinen Wert, nur für spätere Jahre; zuletzt {latest}:"
     return f"Für {asked} enthält die Wissensbasis noch keinen Wert; zuletzt {latest}:"
 
 # Violation codes that only warn: ``Validation.ok`` ignores them.

@@ -32,8 +32,8 @@ derzeit momentan heuer genau bitte nennen nenn sag sagen gibt geben steht bekomm
 man ich wir den dem der die das des ein eine einen einem für fürs pro je im in ab bis seit nach von vom
 zum zur bei beim mit und oder ist sind war wird werden liegt lag höhe betrag wert werte amtlich amtliche
 gesetzlich offiziell welchem welchen zu noch dauert dauern brauch brauche benötige
-darf dürfen durfte auszahlen auszahlt ausgezahlt rechne rechnen rechnet trägt tragen anfällt anfallen kassiert
-kassieren""".split())
+darf dürfen durfte auszahlen auszahlt ausgezahlt rechne rechnen rechnet trägt tragen anfällt anfallen fällt fallen
+kassiert kassieren""".split())
 # question words that name a concept word in other words
 _SAME_AS = {"start": "beginn", "startet": "beginn", "anfang": "beginn"}
 # what the question asks for, by its wording: the unit kinds of a fact that answer it (used to choose between

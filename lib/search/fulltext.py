@@ -152,7 +152,8 @@ def load_synonyms_csv(path: str) -> list[tuple[str, str]]:
 # --------------------------------------------------------------------------- queries
 
 _VALUE_PHRASES = (("wie", "hoch"), ("wie", "viel"), ("wie", "viele"), ("wie", "lange"), ("wie", "lang"),
-                  ("wie", "oft"), ("bis", "wann"), ("ab", "wann"), ("seit", "wann"), ("in", "welcher", "hoehe"))
+                  ("wie", "oft"), ("bis", "wann"), ("ab", "wann"), ("seit", "wann"), ("in", "welcher", "hoehe"),
+                  ("ab", "welcher"), ("ab", "welchem"), ("ab", "welchen"))
 _VALUE_WORDS = frozenset("""
 wieviel wieviele betrag betraege betraegt hoehe frist fristen prozent prozentsatz satz saetze grenze grenzen
 wann stichtag termin faellig faelligkeit euro eur wert werte quote hoechstens mindestens maximal minimal

@@ -145,6 +145,8 @@ def test_build_query_caps_the_number_of_atoms():
     ("Welcher Beitragssatz gilt für die BV-Kasse?", True),
     ("Sind 28,5 % richtig?", True),
     ("Welche Frist gilt für die Kündigung?", True),
+    ("Ab welcher Lohnsumme fällt die Abgabe an?", True),
+    ("Ab welchem Monat zahlt der Dienstgeber ein?", True),
     ("Was ist eine Urlaubsersatzleistung?", False),
     ("Wer bekommt einen Dienstwagen?", False),
 ])
