@@ -113,6 +113,14 @@ class TestSelectionAnswers(AgentCase):
         result = self.agent._ask(QUESTION)
         self.assertEqual((result.status, result.regenerations), ("beantwortet", 1))
 
+    def test_a_bundesland_no_chosen_passage_names_is_a_refusal_that_shows_the_passages(self):
+        result = self.agent._ask("Wie hoch ist der Freibetrag für Sonderzahlungen in Salzburg?")
+        self.assertEqual(result.status, "verweigert", result.violations)
+        self.assertTrue(result.answer.startswith("Für Salzburg enthält die Wissensbasis keinen eigenen Wert"),
+                        result.answer)
+        self.assertIn("refused: asked_scope_missing: land: Salzburg", result.violations)
+        self.assertTrue(result.cited_ids and set(result.cited_ids) <= set(result.retrieved_ids), result.answer)
+
     def test_conflict_sides_are_all_shown_with_the_warning_sign(self):
         result = self.agent._ask("Wie hoch ist die Ersatzquote bei Blockzeit in der Altersteilzeit?")
         self.assertEqual(result.status, "beantwortet", result.violations)

@@ -2,11 +2,14 @@
 the answer is written (docs/answers.md):
 
 - :func:`related`: passages that share nothing with the question are a refusal;
-- :func:`complete_value`, :func:`complete_year`, :func:`complete_subjects`: the passage with a value of the asked
-  kind, the row of the asked year, the passage of a second subject the question names, each added beside the
-  model's choice when it is missing (the code only ever adds a passage of the context);
+- :func:`complete_value`, :func:`complete_year`, :func:`complete_stage`, :func:`complete_subjects`: the passage
+  with a value of the asked kind, the row of the asked year, the row of a staged table the question's number falls
+  into, the passage of a second subject the question names, each added beside the model's choice when it is missing
+  (the code only ever adds a passage of the context);
 - :func:`asked_year_missing`: passages that name only years before the asked one answer with the note for a
-  missing year.
+  missing year;
+- :func:`asked_scope_missing`: passages that do not name the Bundesland the question names, or the unit it asks a
+  value per ("Cent pro kWh"), answer with a note that the base has no value of that scope.
 
 Nothing here imports Odoo.
 """
@@ -17,6 +20,7 @@ import re
 from ..facts import extract
 from ..facts.amounts import value_spans
 from ..facts.lookup import asked_units
+from ..facts.tiers import holds, question_points, staged, tier_of
 from ..search.fulltext import is_value_question
 from ..text.german import fold_plain, light_stem, word_tokens
 from .focus import question_numbers, question_terms, term_hits
@@ -177,6 +181,33 @@ def complete_year(question: str, chosen: list[Unit], units: list[Unit]) -> Unit 
     return best
 
 
+def _row_label(text: str) -> str:
+    """The first cell of a table row as the answer quotes it ("ab dem 26. Dienstjahr: 12 Wochen")."""
+    label, sep, _rest = (text or "").partition(":")
+    return label if sep and len(label) <= 60 else ""
+
+
+def complete_stage(question: str, chosen: list[Unit], units: list[Unit]) -> Unit | None:
+    """The row to add when the question names a number of service years or kilometres ("ab dem 26. DJ", "bei
+    45 km") and the model chose a row of a staged table whose range does not hold it ("1. Dienstjahr: 6 Wochen"):
+    the row of that table whose range holds it (lib/facts/tiers). The chosen row stays: its range is written in it."""
+    points = question_points(question)
+    if not points:
+        return None
+    for pick in chosen:
+        rows = [u for u in units if (u.entry_id, u.about) == (pick.entry_id, pick.about) and _row_label(u.text)]
+        ranges = dict(zip((u.key for u in rows), staged([tier_of(_row_label(u.text)) for u in rows])))
+        own = ranges.get(pick.key)
+        if own is None or holds(own, points) is not False:
+            continue
+        if any(ranges.get(u.key) is not None and holds(ranges[u.key], points) for u in chosen):
+            continue
+        for row in rows:
+            if ranges[row.key] is not None and holds(ranges[row.key], points) and row not in chosen:
+                return row
+    return None
+
+
 _STAND_YEAR_RE = re.compile(r"\(?Stand:?\s+(?:\d{4}-\d{2}|\d{4})\)?")
 _OPEN_YEAR_RE = re.compile(r"\b(?:ab|seit)\s+(?:dem\s+)?(?:\d{1,2}\.\s*(?:\d{1,2}\.|[^\W\d_]+)\s*)?((?:19|20)\d{2})\b",
                            re.I)
@@ -198,3 +229,37 @@ def asked_year_missing(question: str, chosen: list[Unit]) -> tuple[str, str] | N
     if any(int(y) <= asked for y in _OPEN_YEAR_RE.findall(text)):
         return None
     return str(asked), str(max(named))
+
+
+# The scope a question names and the passages must name too: a Bundesland ("Richtwert … in Salzburg": the base's
+# row for Wien or the general sentence is no value for Salzburg) and the unit a value is asked per ("Cent pro kWh":
+# an amount per kilometre is another quantity). Measured on the stored answers of the bake-off runs: no answer that
+# was right names a scope its passages miss.
+_LAENDER = {"Wien": r"wien(?:er)?", "Niederösterreich": r"nieder(?:ö|oe)sterreich\w*",
+            "Oberösterreich": r"ober(?:ö|oe)sterreich\w*", "Salzburg": r"salzburg(?:er)?", "Tirol": r"tirol(?:er)?",
+            "Vorarlberg": r"vorarlberg(?:er)?", "Kärnten": r"k(?:ä|ae)rnt(?:en|ner\w*)",
+            "Steiermark": r"steiermark|steirisch\w*", "Burgenland": r"burgenl(?:and|ändisch\w*)"}
+_LAND_RE = {name: re.compile(rf"\b(?:{pattern})\b", re.I) for name, pattern in _LAENDER.items()}
+_PER_UNIT_RE = re.compile(r"(?:\b(?:pro|je|per)\s+|/\s*)(kwh|kilowattstunde|km|kilometer|m²|m2|quadratmeter|liter)\b",
+                          re.I)
+_UNIT_NAMES = {"kwh": "kWh", "kilowattstunde": "kWh", "km": "km", "kilometer": "km", "m²": "m²", "m2": "m²",
+               "quadratmeter": "m²", "liter": "Liter"}
+_UNIT_RE = {"kWh": re.compile(r"kwh|kilowattstunde", re.I), "km": re.compile(r"\bkm\b|kilometer", re.I),
+            "m²": re.compile(r"m²|\bm2\b|quadratmeter", re.I), "Liter": re.compile(r"liter", re.I)}
+
+
+def asked_scope_missing(question: str, chosen: list[Unit]) -> tuple[str, str] | None:
+    """("land", name) when the question names a Bundesland that no chosen passage names (with its entry's title and
+    table header), ("unit", name) when it asks for a value per kWh, km, m² or litre that no chosen passage names;
+    else None."""
+    if not chosen:
+        return None
+    text = " ".join(f"{u.text} {u.about}" for u in chosen)
+    for name, pattern in _LAND_RE.items():
+        if pattern.search(question or "") and not pattern.search(text):
+            return "land", name
+    for match in _PER_UNIT_RE.finditer(question or ""):
+        unit = _UNIT_NAMES[match.group(1).lower()]
+        if not _UNIT_RE[unit].search(text):
+            return "unit", unit
+    return None

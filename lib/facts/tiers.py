@@ -109,6 +109,7 @@ def question_points(question: str) -> dict[str, tuple[Decimal, ...]]:
     25. Dienstjahr" → (26,); "seit 17 Jahren" → (17, 18); "bei 25 km" → km (25,). A dimension named with two
     different numbers is left out (two cases in one question)."""
     text = _ORDINAL_RE.sub(lambda m: f"{_ORDINAL_WORDS[m.group(1)]}. ", fold_plain(question or "").lower())
+    text = re.sub(r"\bdj\b", "dienstjahr", text)      # "ab dem 26. DJ"
     found: dict[str, set] = {}
     for m in re.finditer(r"(?:(nach|ab|ueber|mehr als)\s+(?:dem\s+)?)?" + _NUM + r"(\.)?\s*(?:(?:vollen|ganzen|abgeschlossenen)\s+)?"
                          r"(" + _YEARS + r"|" + _KM + r")\b", text):

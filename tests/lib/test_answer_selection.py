@@ -267,3 +267,38 @@ def test_passages_of_earlier_years_only_do_not_answer_a_later_year():
     assert rep.asked_year_missing("Kilometergeld 2026?", [unit("Seit 1. Jänner 2025 beträgt es € 0,50.")]) is None
     assert rep.asked_year_missing("Kilometergeld 2026?", [unit("ab 2025: € 0,50")]) is None
     assert rep.asked_year_missing("Regelsatz 2026?", [unit("Regelsatz: 2 %, Stand 2025.")]) is None, "no year"
+
+
+def test_passages_that_do_not_name_the_asked_bundesland_or_unit_do_not_answer():
+    unit = lambda text, about="": sel.Unit("S1", "lb-sb-03", "2024-01", text, about)
+    vienna = [unit("Richtwert Wien (Sachbezug 2024): € 6,67 je m²", "Sachbezug Wohnraum")]
+    assert rep.asked_scope_missing("Richtwert je m² für die Dienstwohnung in Salzburg?", vienna) == ("land", "Salzburg")
+    assert rep.asked_scope_missing("Richtwert je m² für die Dienstwohnung in Wien?", vienna) is None
+    assert rep.asked_scope_missing("Wiener Richtwert 2024?", vienna) is None, "the adjective names the Land"
+    # the Land named by the entry's title or table header counts
+    titled = [unit("Regel: € 6,67 je m²", "Sachbezug Wohnraum Wien")]
+    assert rep.asked_scope_missing("Richtwert Wien?", titled) is None
+    assert rep.asked_scope_missing("Kommunalsteuer?", vienna) is None, "no Land asked"
+    mileage = [unit("Seit 1. Jänner 2025 beträgt es € 0,50 pro Kilometer.", "Kilometergeld")]
+    assert rep.asked_scope_missing("Wieviel Cent pro kWh darf ich für das Laden ersetzen?", mileage) == ("unit", "kWh")
+    assert rep.asked_scope_missing("Kilometergeld pro km?", mileage) is None
+    assert rep.asked_scope_missing("Kilometergeld je km 2025?", [unit("Pkw: € 0,50", "Kilometergeld")]) is None
+    assert rep.asked_scope_missing("Richtwert pro m²?", [unit("Regel: € 6,67 je Quadratmeter")]) is None
+    assert rep.asked_scope_missing("Wie viel pro kWh?", []) is None, "nothing chosen: the refusal is another's"
+
+
+def test_the_row_of_a_staged_table_the_question_falls_into_is_added():
+    about = "Entgeltfortzahlung bei Krankheit | Dienstjahr | volles Entgelt | halbes Entgelt"
+    row = lambda key, text: sel.Unit(key, "lb-efz-01", "2024-01", text, about)
+    rows = [row("S1", "1. Dienstjahr: volles Entgelt 6 Wochen, halbes Entgelt 4 Wochen"),
+            row("S2", "ab dem 2. Dienstjahr: volles Entgelt 8 Wochen, halbes Entgelt 4 Wochen"),
+            row("S3", "ab dem 16. Dienstjahr: volles Entgelt 10 Wochen, halbes Entgelt 4 Wochen"),
+            row("S4", "ab dem 26. Dienstjahr: volles Entgelt 12 Wochen, halbes Entgelt 4 Wochen")]
+    question = "DN ab dem 26. DJ: wie viele Wochen volles Entgelt im Krankenstand?"
+    assert rep.complete_stage(question, [rows[0]], rows) is rows[3]
+    assert rep.complete_stage("Krankenstand im 10. Dienstjahr?", [rows[0]], rows) is rows[1], "2nd to 15th year"
+    assert rep.complete_stage(question, [rows[3]], rows) is None, "the right row is chosen"
+    assert rep.complete_stage(question, [rows[0], rows[3]], rows) is None
+    assert rep.complete_stage("Wie viele Wochen volles Entgelt?", [rows[0]], rows) is None, "no number asked"
+    other = sel.Unit("S9", "lb-url-01", "2024-01", "ab dem 26. Dienstjahr: 36 Werktage", "Urlaub | Dienstjahr | Werktage")
+    assert rep.complete_stage(question, [other], rows + [other]) is None, "the chosen row holds the number"

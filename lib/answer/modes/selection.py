@@ -11,7 +11,7 @@ import time
 from ...llm import errors as ollama_errors
 from ...text.i18n import _lt
 from .. import citations, extractive, outcome, prompt, selection, selection_repair
-from ..types import REFUSAL_TEXT, AgentAnswer, missing_year_note
+from ..types import REFUSAL_TEXT, AgentAnswer, missing_scope_note, missing_year_note
 from . import AnswerMode, common, register
 
 
@@ -93,6 +93,7 @@ def answer(prepared, client, on_delta, deadline, cancel, timings):
         subjects = functools.partial(selection_repair.complete_subjects, expansions=expansions)
         for repair, name in ((selection_repair.complete_value, "value_passage_added"),
                              (selection_repair.complete_year, "year_passage_added"),
+                             (selection_repair.complete_stage, "stage_row_added"),
                              (subjects, "subject_passage_added")):
             added = repair(prepared.question, choice.units, units)
             if added is not None:
@@ -105,6 +106,12 @@ def answer(prepared, client, on_delta, deadline, cancel, timings):
             status = "verweigert"
             answer = missing_year_note(*missing) + "\n\n" + answer
             violations.append(f"refused: asked_year_missing: {missing[0]}")
+        scope = selection_repair.asked_scope_missing(prepared.question, choice.units) if missing is None else None
+        if scope is not None:
+            # a Bundesland or a unit the passages do not name: not the asked value, though a neighbouring one
+            status = "verweigert"
+            answer = missing_scope_note(*scope) + "\n\n" + answer
+            violations.append(f"refused: asked_scope_missing: {scope[0]}: {scope[1]}")
     elif choice.refused:
         status, answer = "verweigert", REFUSAL_TEXT
     else:
