@@ -272,7 +272,8 @@ def test_passages_of_earlier_years_only_do_not_answer_a_later_year():
 def test_passages_that_do_not_name_the_asked_bundesland_or_unit_do_not_answer():
     unit = lambda text, about="": sel.Unit("S1", "lb-sb-03", "2024-01", text, about)
     vienna = [unit("Richtwert Wien (Sachbezug 2024): € 6,67 je m²", "Sachbezug Wohnraum")]
-    assert rep.asked_scope_missing("Richtwert je m² für die Dienstwohnung in Salzburg?", vienna) == ("land", "Salzburg")
+    salzburg = rep.asked_scope_missing("Richtwert je m² für die Dienstwohnung in Salzburg?", vienna)
+    assert salzburg == ("land", "Salzburg")
     assert rep.asked_scope_missing("Richtwert je m² für die Dienstwohnung in Wien?", vienna) is None
     assert rep.asked_scope_missing("Wiener Richtwert 2024?", vienna) is None, "the adjective names the Land"
     # the Land named by the entry's title or table header counts

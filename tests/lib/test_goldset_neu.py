@@ -1,6 +1,6 @@
 """The third to sixth gold sets (data/demo_kb/goldset_neu.yaml, goldset_neu2.yaml, goldset_neu3.yaml,
-goldset_neu4.yaml): written without sight of the other gold sets and of the answering code, held out as a whole; every required string
-stands in one of its question's expected entries."""
+goldset_neu4.yaml): written without sight of the other gold sets and of the answering code, held out as a whole;
+every required string stands in one of its question's expected entries."""
 import pathlib
 
 import pytest
