@@ -8,8 +8,10 @@ the answer is written (docs/answers.md):
   (the code only ever adds a passage of the context);
 - :func:`asked_year_missing`: passages that name only years before the asked one answer with the note for a
   missing year;
-- :func:`asked_scope_missing`: passages that do not name the Bundesland the question names, or the unit it asks a
-  value per ("Cent pro kWh"), answer with a note that the base has no value of that scope.
+- :func:`complete_land`, :func:`asked_scope_missing`: passages that do not name the Bundesland the question names
+  get the passage of a chosen entry that does; passages that still do not name it, nor the group of employees a
+  value is asked for ("Lehrlinge"), nor the unit it is asked per ("Cent pro kWh"), answer with a note that the base
+  has no value of that scope.
 
 Nothing here imports Odoo.
 """
@@ -28,7 +30,7 @@ from .selection import Unit
 
 _DIGIT_RE = re.compile(r"\d")
 _DATE_KINDS = frozenset({"Termin", "Datum"})
-_YEAR_RE = re.compile(r"(?<![\d.,])(?:19|20)\d{2}(?![\d.,])")   # a calendar year, not part of an amount
+_YEAR_RE = re.compile(r"(?<![\d.,])(?:19|20)\d{2}(?!\d|[.,]\d)")   # a calendar year, not part of an amount
 
 
 def _matches(term: str, word: str) -> bool:
@@ -192,20 +194,31 @@ def complete_stage(question: str, chosen: list[Unit], units: list[Unit]) -> Unit
     45 km") and the model chose a row of a staged table whose range does not hold it ("1. Dienstjahr: 6 Wochen"):
     the row of that table whose range holds it (lib/facts/tiers). The chosen row stays: its range is written in it."""
     points = question_points(question)
-    if not points:
+    if not points or not chosen:
         return None
+    tables: dict[tuple, list[Unit]] = {}
+    for unit in units:
+        if _row_label(unit.text):
+            tables.setdefault((unit.entry_id, unit.about), []).append(unit)
+    ranges = {}
+    for rows in tables.values():
+        ranges.update(zip((id(u) for u in rows), staged([tier_of(_row_label(u.text)) for u in rows])))
+    fits = lambda u: ranges.get(id(u)) is not None and holds(ranges[id(u)], points)
+    if any(fits(u) for u in chosen):
+        return None
+    # a chosen row whose range does not hold the number: the row of its table that does
     for pick in chosen:
-        rows = [u for u in units if (u.entry_id, u.about) == (pick.entry_id, pick.about) and _row_label(u.text)]
-        ranges = dict(zip((u.key for u in rows), staged([tier_of(_row_label(u.text)) for u in rows])))
-        own = ranges.get(pick.key)
-        if own is None or holds(own, points) is not False:
-            continue
-        if any(ranges.get(u.key) is not None and holds(ranges[u.key], points) for u in chosen):
-            continue
-        for row in rows:
-            if ranges[row.key] is not None and holds(ranges[row.key], points) and row not in chosen:
-                return row
-    return None
+        if ranges.get(id(pick)) is not None and holds(ranges[id(pick)], points) is False:
+            found = next((r for r in tables[(pick.entry_id, pick.about)] if fits(r)), None)
+            if found is not None:
+                return found
+    # no staged row chosen, only the prose of its entry ("in den ersten beiden Dienstjahren sechs Wochen, danach
+    # …"): the row of a staged table of a chosen entry, when the question asks for a value
+    if any(ranges.get(id(u)) is not None for u in chosen) or not is_value_question(question):
+        return None
+    entries, terms = {u.entry_id for u in chosen}, question_terms(question)
+    candidates = [r for (entry, _about), rows in tables.items() if entry in entries for r in rows if fits(r)]
+    return max(candidates, key=lambda r: term_hits(terms, f"{r.text} {r.about}"), default=None)
 
 
 _STAND_YEAR_RE = re.compile(r"\(?Stand:?\s+(?:\d{4}-\d{2}|\d{4})\)?")
@@ -248,16 +261,42 @@ _UNIT_RE = {"kWh": re.compile(r"kwh|kilowattstunde", re.I), "km": re.compile(r"\
             "m²": re.compile(r"m²|\bm2\b|quadratmeter", re.I), "Liter": re.compile(r"liter", re.I)}
 
 
+# groups of employees with rules of their own (the apprentices' contribution rates, the Lehrlingsentschädigung of a
+# KV): a value asked for them is not the general one (a question that asks no value is left alone: "Der Lehrling
+# hat sich am Arbeitsweg verletzt – zählt das zum Krankenstand?")
+_GROUPS = {"Lehrlinge": r"lehrling\w*|lehrjahr\w*", "freie Dienstnehmer": r"freien?\s+dienstnehmer\w*",
+           "Beamte": r"beamt(?:e|en|er|in|innen)\b", "Ferialpraktikanten": r"ferialprakti\w*",
+           "Geschäftsführer": r"gesch(?:ä|ae)ftsf(?:ü|ue)hrer\w*"}
+_GROUP_RE = {name: re.compile(rf"\b(?:{pattern})", re.I) for name, pattern in _GROUPS.items()}
+
+
+def complete_land(question: str, chosen: list[Unit], units: list[Unit]) -> Unit | None:
+    """The passage of a chosen entry that names the Bundesland the question names, when no chosen passage does
+    ("Richtwert Wien" beside the chosen sentence on Richtwerte in general); else None."""
+    entries = {u.entry_id for u in chosen}
+    for pattern in _LAND_RE.values():
+        if pattern.search(question or "") and not any(pattern.search(f"{u.text} {u.about}") for u in chosen):
+            terms = question_terms(question)
+            found = [u for u in units if u.entry_id in entries and pattern.search(u.text)]
+            return max(found, key=lambda u: term_hits(terms, f"{u.text} {u.about}"), default=None)
+    return None
+
+
 def asked_scope_missing(question: str, chosen: list[Unit]) -> tuple[str, str] | None:
     """("land", name) when the question names a Bundesland that no chosen passage names (with its entry's title and
-    table header), ("unit", name) when it asks for a value per kWh, km, m² or litre that no chosen passage names;
-    else None."""
+    table header), ("group", name) when it asks a value for a group of employees with rules of its own that no
+    chosen passage names, ("unit", name) when it asks for a value per kWh, km, m² or litre that no chosen passage
+    names; else None."""
     if not chosen:
         return None
     text = " ".join(f"{u.text} {u.about}" for u in chosen)
     for name, pattern in _LAND_RE.items():
         if pattern.search(question or "") and not pattern.search(text):
             return "land", name
+    if is_value_question(question) or asked_units(question):
+        for name, pattern in _GROUP_RE.items():
+            if pattern.search(question or "") and not pattern.search(text):
+                return "group", name
     for match in _PER_UNIT_RE.finditer(question or ""):
         unit = _UNIT_NAMES[match.group(1).lower()]
         if not _UNIT_RE[unit].search(text):

@@ -22,8 +22,9 @@ def missing_year_note(asked, latest: str) -> str:
     return f"Für {asked} enthält die Wissensbasis noch keinen Wert; zuletzt {latest}:"
 
 def missing_scope_note(kind: str, name: str) -> str:
-    """The line above the passages when they do not name the Bundesland or unit the question asks for."""
-    if kind == "land":
+    """The line above the passages when they do not name the Bundesland, group of employees or unit the question
+    asks for."""
+    if kind in ("land", "group"):
         return f"Für {name} enthält die Wissensbasis keinen eigenen Wert; die passendsten Stellen nennen:"
     return f"Einen Wert je {name} enthält die Wissensbasis nicht; die passendsten Stellen nennen:"
 

@@ -102,6 +102,15 @@ def staged(tiers: list[Tier | None]) -> list[Tier | None]:
 _ORDINAL_WORDS = {"ersten": 1, "zweiten": 2, "dritten": 3, "vierten": 4, "fuenften": 5, "sechsten": 6,
                   "siebten": 7, "achten": 8, "neunten": 9, "zehnten": 10}
 _ORDINAL_RE = re.compile(r"\b(" + "|".join(_ORDINAL_WORDS) + r")\s+(?=" + _YEARS + r")")
+# counts written as words before years or kilometres ("seit drei Jahren")
+_CARDINAL_WORDS = {"einem": 1, "einen": 1, "zwei": 2, "drei": 3, "vier": 4, "fuenf": 5, "sechs": 6, "sieben": 7,
+                   "acht": 8, "neun": 9, "zehn": 10, "elf": 11, "zwoelf": 12, "fuenfzehn": 15, "zwanzig": 20,
+                   "fuenfundzwanzig": 25, "dreissig": 30}
+_CARDINAL_RE = re.compile(r"\b(" + "|".join(_CARDINAL_WORDS) + r")\s+(?=(?:vollen\s+|ganzen\s+)?(?:" + _YEARS + r"|"
+                          + _KM + r"))")
+# a band the question names ("20-40 km", "20 bis 40 km"): its middle is the reading (the row "über 20 bis 40 km"
+# holds it, the row "40 bis 60 km" does not)
+_BAND_RE = re.compile(_NUM + r"\s*(?:-|–|bis)\s*" + _NUM + r"\s*(" + _KM + r")\b")
 
 
 def question_points(question: str) -> dict[str, tuple[Decimal, ...]]:
@@ -110,7 +119,11 @@ def question_points(question: str) -> dict[str, tuple[Decimal, ...]]:
     different numbers is left out (two cases in one question)."""
     text = _ORDINAL_RE.sub(lambda m: f"{_ORDINAL_WORDS[m.group(1)]}. ", fold_plain(question or "").lower())
     text = re.sub(r"\bdj\b", "dienstjahr", text)      # "ab dem 26. DJ"
+    text = _CARDINAL_RE.sub(lambda m: f"{_CARDINAL_WORDS[m.group(1)]} ", text)
     found: dict[str, set] = {}
+    for m in _BAND_RE.finditer(text):
+        found.setdefault("km", set()).add(((_dec(m.group(1)) + _dec(m.group(2))) / 2,))
+    text = _BAND_RE.sub(" ", text)
     for m in re.finditer(r"(?:(nach|ab|ueber|mehr als)\s+(?:dem\s+)?)?" + _NUM + r"(\.)?\s*(?:(?:vollen|ganzen|abgeschlossenen)\s+)?"
                          r"(" + _YEARS + r"|" + _KM + r")\b", text):
         before, number, dot, word = m.group(1), _dec(m.group(2)), m.group(3), m.group(4)

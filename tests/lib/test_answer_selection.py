@@ -262,6 +262,7 @@ def test_passages_of_earlier_years_only_do_not_answer_a_later_year():
     rows = [unit("Höchstbeitragsgrundlage monatlich: 2024 € 6.060, 2025 € 6.450")]
     assert rep.asked_year_missing("HBGl 2026 monatlich?", rows) == ("2026", "2025")
     assert rep.asked_year_missing("HBGl 2025 monatlich?", rows) is None
+    assert rep.asked_year_missing("Nenne die HBGl für 2026.", rows) == ("2026", "2025"), "a year ending the sentence"
     assert rep.asked_year_missing("HBGl monatlich?", rows) is None, "no year asked"
     # a period open towards the asked year answers it; a Stand is no period
     assert rep.asked_year_missing("Kilometergeld 2026?", [unit("Seit 1. Jänner 2025 beträgt es € 0,50.")]) is None
@@ -303,3 +304,40 @@ def test_the_row_of_a_staged_table_the_question_falls_into_is_added():
     assert rep.complete_stage("Wie viele Wochen volles Entgelt?", [rows[0]], rows) is None, "no number asked"
     other = sel.Unit("S9", "lb-url-01", "2024-01", "ab dem 26. Dienstjahr: 36 Werktage", "Urlaub | Dienstjahr | Werktage")
     assert rep.complete_stage(question, [other], rows + [other]) is None, "the chosen row holds the number"
+
+
+def test_the_staged_row_is_added_beside_prose_and_a_band_or_a_count_in_words_is_read():
+    about = "Entgeltfortzahlung bei Krankheit | Dienstjahr | volles Entgelt | halbes Entgelt"
+    rows = [sel.Unit("S1", "lb-efz-01", "2024-01", "1. Dienstjahr: volles Entgelt 6 Wochen", about),
+            sel.Unit("S2", "lb-efz-01", "2024-01", "ab dem 2. Dienstjahr: volles Entgelt 8 Wochen", about),
+            sel.Unit("S3", "lb-efz-01", "2024-01", "ab dem 16. Dienstjahr: volles Entgelt 10 Wochen", about)]
+    prose = sel.Unit("S7", "lb-efz-01", "2024-01", "Im ersten Dienstjahr besteht der Anspruch sechs Wochen lang.",
+                     "Entgeltfortzahlung bei Krankheit")
+    question = "Seit drei Jahren bei uns, jetzt krank: wie lange bekommt er das volle Gehalt?"
+    assert rep.complete_stage(question, [prose], rows + [prose]) is rows[1]
+    assert rep.complete_stage("Seit drei Jahren bei uns, ist das ein Problem?", [prose], rows + [prose]) is None, \
+        "no value asked"
+    other = sel.Unit("S8", "lb-url-01", "2024-01", "Der Urlaub beträgt 30 Werktage.", "Urlaub")
+    assert rep.complete_stage(question, [other], rows + [other]) is None, "only tables of a chosen entry"
+    km = "Pendlerpauschale | Entfernung | klein | groß"
+    bands = [sel.Unit("S1", "lb-pen-01", "2025-01", "20 bis 40 km: großes Pauschale (monatlich) € 123", km),
+             sel.Unit("S2", "lb-pen-01", "2025-01", "40 bis 60 km: großes Pauschale (monatlich) € 214", km)]
+    assert rep.complete_stage("großes Pendlerpauschale 20-40km monatlich?", [bands[1]], bands) is bands[0]
+
+
+def test_the_passage_of_the_asked_land_is_added_and_a_group_of_employees_is_a_scope():
+    general = sel.Unit("S1", "lb-sb-03", "2024-01", "Grundlage sind die Richtwerte des jeweiligen Bundeslandes.", "Wohnraum")
+    vienna = sel.Unit("S2", "lb-sb-03", "2024-01", "Richtwert Wien (Sachbezug 2024): € 6,67 je m²", "Wohnraum")
+    other = sel.Unit("S3", "lb-sb-09", "2024-01", "Wien: Parkometerabgabe", "Parken")
+    question = "Richtwert Wien für die Dienstwohnung 2024?"
+    assert rep.complete_land(question, [general], [general, vienna, other]) is vienna
+    assert rep.complete_land(question, [vienna], [general, vienna]) is None
+    assert rep.complete_land("Richtwert Salzburg?", [general], [general, vienna]) is None
+    assert rep.complete_land(question, [sel.Unit("S4", "lb-x", "2024-01", "Satz 1 %", "X")], [other]) is None, \
+        "only a passage of a chosen entry"
+    rates = [sel.Unit("S1", "lb-sv-02", "2025-01", "2025 trägt der Dienstnehmer insgesamt 18,07 %.", "Beitragssätze")]
+    assert rep.asked_scope_missing("Lehrling: SV DN-Anteil 2025 in %?", rates) == ("group", "Lehrlinge")
+    assert rep.asked_scope_missing("SV DN-Anteil 2025 in %?", rates) is None
+    injured = [sel.Unit("S1", "lb-efz-02", "2024-01", "Ein Wegunfall gilt als Arbeitsunfall.", "Arbeitsunfall")]
+    assert rep.asked_scope_missing("Der Lehrling hat sich am Arbeitsweg verletzt – zählt das zum Krankenstand?",
+                                   injured) is None, "no value asked"

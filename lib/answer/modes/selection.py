@@ -82,7 +82,9 @@ def answer(prepared, client, on_delta, deadline, cancel, timings):
             violations.append("second_look: unrelated_passages: " + ", ".join(u.key for u in second.units))
             second = None
         if second is not None and second.units:
-            choice, units = second, second_units
+            # the completions may still take a passage of an entry the second look left out (a second subject)
+            seen = {(u.entry_id, u.text) for u in second_units}
+            choice, units = second, second_units + [u for u in units if (u.entry_id, u.text) not in seen]
             violations.append("repaired: second_look: " + ", ".join(u.key for u in second.units))
         elif second is not None:
             violations.append("second_look: refused again")
@@ -94,6 +96,7 @@ def answer(prepared, client, on_delta, deadline, cancel, timings):
         for repair, name in ((selection_repair.complete_value, "value_passage_added"),
                              (selection_repair.complete_year, "year_passage_added"),
                              (selection_repair.complete_stage, "stage_row_added"),
+                             (selection_repair.complete_land, "land_passage_added"),
                              (subjects, "subject_passage_added")):
             added = repair(prepared.question, choice.units, units)
             if added is not None:
