@@ -73,6 +73,13 @@ def holds_asked_value(text: str, asked: frozenset) -> bool:
     return any(unit in asked for _start, _end, unit in value_spans(text))
 
 
+_NUMBER_WORDS = {"ein": 1, "eine": 1, "einen": 1, "einem": 1, "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6,
+                 "sieben": 7, "acht": 8, "neun": 9, "zehn": 10, "elf": 11, "zwölf": 12, "fünfzehn": 15,
+                 "zwanzig": 20, "dreißig": 30}
+_WORDED_RE = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\s+(Tage|Werktage|Arbeitstage|Wochen|Monate|Jahre|"
+                        r"Stunden)\b", re.I)
+
+
 def complete_value(question: str, chosen: list[Unit], units: list[Unit]) -> Unit | None:
     """The passage to add when the question asks for a value and no chosen passage states one of the asked kind.
 
@@ -91,6 +98,14 @@ def complete_value(question: str, chosen: list[Unit], units: list[Unit]) -> Unit
     if any(holds_asked_value(u.text, asked) for u in chosen):
         return None
     terms, numbers = question_terms(question), question_numbers(question)
+    # the chosen sentence writes the figure in words ("in den letzten acht Wochen"): the entry's row with it in
+    # digits ("Schutzfrist vor der Geburt: 8 Wochen"), the first of its entry
+    figures = {f"{_NUMBER_WORDS[m.group(1).lower()]} {m.group(2)}" for u in chosen for m in _WORDED_RE.finditer(u.text)}
+    chosen_entries = {u.entry_id for u in chosen}
+    for unit in units:
+        if unit.entry_id in chosen_entries and unit not in chosen and any(
+                re.search(rf"(?<![\d.,]){re.escape(f)}\b", unit.text) for f in figures):
+            return unit
     for entries in ({u.entry_id for u in chosen}, {units[0].entry_id} if units else set()):
         best, best_score = None, 0
         for unit in units:
@@ -253,6 +268,8 @@ _LAENDER = {"Wien": r"wien(?:er)?", "Niederösterreich": r"nieder(?:ö|oe)sterre
             "Vorarlberg": r"vorarlberg(?:er)?", "Kärnten": r"k(?:ä|ae)rnt(?:en|ner\w*)",
             "Steiermark": r"steiermark|steirisch\w*", "Burgenland": r"burgenl(?:and|ändisch\w*)"}
 _LAND_RE = {name: re.compile(rf"\b(?:{pattern})\b", re.I) for name, pattern in _LAENDER.items()}
+# abroad: the base's daily allowances, kilometre rates and rules are Austria's ("Auslandstaggeld" for München)
+_LAND_RE["Dienstreisen ins Ausland"] = re.compile(r"\bausland\w*|\bauslands\w*", re.I)
 _PER_UNIT_RE = re.compile(r"(?:\b(?:pro|je|per)\s+|/\s*)(kwh|kilowattstunde|km|kilometer|m²|m2|quadratmeter|liter)\b",
                           re.I)
 _UNIT_NAMES = {"kwh": "kWh", "kilowattstunde": "kWh", "km": "km", "kilometer": "km", "m²": "m²", "m2": "m²",
@@ -268,6 +285,9 @@ _GROUPS = {"Lehrlinge": r"lehrling\w*|lehrjahr\w*", "freie Dienstnehmer": r"frei
            "Beamte": r"beamt(?:e|en|er|in|innen)\b", "Ferialpraktikanten": r"ferialprakti\w*",
            "Geschäftsführer": r"gesch(?:ä|ae)ftsf(?:ü|ue)hrer\w*"}
 _GROUP_RE = {name: re.compile(rf"\b(?:{pattern})", re.I) for name, pattern in _GROUPS.items()}
+# a value of one collective agreement ("KV Handel: Mindestgehalt") is the agreement's, not the law's (a scope
+# like a Land: the question need not ask for a value in so many words)
+_LAND_RE["den Kollektivvertrag"] = re.compile(r"\bKV\b|\bkollektivvertr\w*", re.I)
 
 
 def complete_land(question: str, chosen: list[Unit], units: list[Unit]) -> Unit | None:
@@ -277,9 +297,31 @@ def complete_land(question: str, chosen: list[Unit], units: list[Unit]) -> Unit 
     for pattern in _LAND_RE.values():
         if pattern.search(question or "") and not any(pattern.search(f"{u.text} {u.about}") for u in chosen):
             terms = question_terms(question)
-            found = [u for u in units if u.entry_id in entries and pattern.search(u.text)]
+            found = [u for u in units if u.entry_id in entries and pattern.search(u.text) and value_spans(u.text)]
             return max(found, key=lambda u: term_hits(terms, f"{u.text} {u.about}"), default=None)
     return None
+
+
+def complete_unit(question: str, chosen: list[Unit], units: list[Unit]) -> Unit | None:
+    """The passage of the context with a value per the unit the question asks ("amtl. km-Geld je km" beside the
+    chosen Taggeld), when no chosen passage names that unit: the one that shares the most words with the question;
+    a passage that names the unit without a figure ("bis zu einem festgelegten Strompreis pro kWh") is none."""
+    for match in _PER_UNIT_RE.finditer(question or ""):
+        unit_re = _UNIT_RE[_UNIT_NAMES[match.group(1).lower()]]
+        if any(unit_re.search(f"{u.text} {u.about}") for u in chosen):
+            continue
+        terms = question_terms(question)
+        found = [u for u in units if u not in chosen and unit_re.search(u.text) and value_spans(u.text)]
+        best = max(found, key=lambda u: term_hits(terms, f"{u.text} {u.about}"), default=None)
+        if best is not None and term_hits(terms, f"{best.text} {best.about}"):
+            return best
+    return None
+
+
+def _named_with_value(pattern, chosen: list[Unit]) -> bool:
+    """A chosen passage names it and states a figure ("Richtwert Wien: € 6,67"), or its entry's title or table
+    header names it; "Abweichende Sätze gelten etwa für Lehrlinge" names the group without its value."""
+    return any(pattern.search(u.about) or (pattern.search(u.text) and value_spans(u.text)) for u in chosen)
 
 
 def asked_scope_missing(question: str, chosen: list[Unit]) -> tuple[str, str] | None:
@@ -291,11 +333,11 @@ def asked_scope_missing(question: str, chosen: list[Unit]) -> tuple[str, str] | 
         return None
     text = " ".join(f"{u.text} {u.about}" for u in chosen)
     for name, pattern in _LAND_RE.items():
-        if pattern.search(question or "") and not pattern.search(text):
+        if pattern.search(question or "") and not _named_with_value(pattern, chosen):
             return "land", name
     if is_value_question(question) or asked_units(question):
         for name, pattern in _GROUP_RE.items():
-            if pattern.search(question or "") and not pattern.search(text):
+            if pattern.search(question or "") and not _named_with_value(pattern, chosen):
                 return "group", name
     for match in _PER_UNIT_RE.finditer(question or ""):
         unit = _UNIT_NAMES[match.group(1).lower()]

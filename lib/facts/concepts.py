@@ -37,7 +37,8 @@ BASIS_WORDS = {
 _BASIS_RE = re.compile(
     r"\b(?:monatlich|täglich|jährlich|wöchentlich|taeglich|jaehrlich|woechentlich)(?:e|er|es|en|em)?\b"
     r"|(?:\bpro\b|\bje\b|\bim\b|/)\s*(?:kalender)?(?:monat|tag|jahr|woche)\b"
-    r"|\b(?:mtl|monatl|tgl|tägl|taegl|jährl|jaehrl|wöchentl|woechentl|wtl)\b\.?", re.I)
+    r"|\b(?:mtl|monatl|tgl|tägl|taegl|jährl|jaehrl|wöchentl|woechentl|wtl)\b\.?"
+    r"|\b(?:jahres|monats|tages|wochen)betrag\b", re.I)
 # the abbreviations of a basis ("HBGl mtl. 2025?")
 _BASIS_ABBREVIATIONS = {"mtl": "monatlich", "monatl": "monatlich", "tgl": "täglich", "taegl": "täglich",
                         "jaehrl": "jährlich", "woechentl": "wöchentlich", "wtl": "wöchentlich"}

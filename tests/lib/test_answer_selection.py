@@ -341,3 +341,32 @@ def test_the_passage_of_the_asked_land_is_added_and_a_group_of_employees_is_a_sc
     injured = [sel.Unit("S1", "lb-efz-02", "2024-01", "Ein Wegunfall gilt als Arbeitsunfall.", "Arbeitsunfall")]
     assert rep.asked_scope_missing("Der Lehrling hat sich am Arbeitsweg verletzt – zählt das zum Krankenstand?",
                                    injured) is None, "no value asked"
+
+
+def test_scopes_need_a_figure_and_the_unit_passage_of_a_multi_question_is_added():
+    unit = lambda key, entry, text, about="": sel.Unit(key, entry, "2025-01", text, about)
+    general = unit("S1", "lb-sv-02", "2025 trägt der Dienstnehmer insgesamt 18,07 %.")
+    aside = unit("S2", "lb-sv-02", "Abweichende Sätze gelten etwa für Lehrlinge und freie Dienstnehmer.")
+    assert rep.asked_scope_missing("Lehrlinge: DN-Anteil SV 2025 in Prozent?", [general, aside]) == \
+        ("group", "Lehrlinge"), "named without its figure"
+    daily = unit("S3", "lb-rk-01", "Für Dienstreisen im Inland gebührt ab 2025 ein Taggeld von € 30 pro Tag.")
+    assert rep.asked_scope_missing("Dienstreise nach München: welches Auslandstaggeld darf ich zahlen?", [daily]) == \
+        ("land", "Dienstreisen ins Ausland")
+    assert rep.asked_scope_missing("KV Handel 2025: Mindestgehalt im 1. Berufsjahr?", [daily]) == \
+        ("land", "den Kollektivvertrag")
+    mileage = unit("S4", "lb-rk-02", "Seit 1. Jänner 2025 beträgt es € 0,50 pro Kilometer für Pkw.", "Kilometergeld")
+    vague = unit("S5", "lb-sb-02", "Der Ersatz bleibt bis zu einem festgelegten Strompreis pro kWh steuerfrei.", "E-Auto")
+    question = "Dienstreise 2025 mit dem Privat-Pkw: Taggeld pro Tag und amtl. Kilometergeld je km?"
+    assert rep.complete_unit(question, [daily], [daily, mileage, vague]) is mileage
+    assert rep.complete_unit(question, [daily, mileage], [daily, mileage]) is None
+    assert rep.complete_unit("Wieviel Cent pro kWh fürs Laden?", [daily], [daily, vague]) is None, "no figure"
+
+
+def test_a_figure_written_in_words_brings_the_row_that_writes_it_in_digits():
+    about = "Mutterschutz – Beschäftigungsverbote | Regel | Wert"
+    prose = sel.Unit("S1", "lb-msk-01", "2024-01", "Werdende Mütter dürfen in den letzten acht Wochen vor dem "
+                     "Geburtstermin nicht beschäftigt werden.", "Mutterschutz – Beschäftigungsverbote")
+    before = sel.Unit("S2", "lb-msk-01", "2024-01", "Schutzfrist vor der Geburt: 8 Wochen", about)
+    after = sel.Unit("S3", "lb-msk-01", "2024-01", "Schutzfrist nach der Geburt: 8 Wochen, mind. 12 Wochen", about)
+    question = "Meine Angestellte erwartet ein Kind. Wie lange vor dem Termin darf sie nicht mehr arbeiten?"
+    assert rep.complete_value(question, [prose], [prose, before, after]) is before

@@ -44,6 +44,9 @@ def test_basis_and_abbreviation(facts):
     monthly = answer("HBGl 2025 monatlich?", facts)
     assert "€ 215 [lb-sv-01]" in daily.text and "6.450" not in daily.text
     assert "€ 6.450 [lb-sv-01]" in monthly.text and "€ 215" not in monthly.text
+    # "Jahresbetrag" names the basis and asks for the amount
+    assert "€ 487 [lb-lst-02]" in answer("VAB 2025 – Jahresbetrag?", facts).text
+    assert answer("Verkehrsabsetzbetrag 2024 – Jahresbetrag?", facts).text.startswith("Für 2024 enthält")
     # the basis abbreviated, as it is typed in a hurry
     assert "€ 6.450 [lb-sv-01]" in answer("HBGl mtl. 2025?", facts).text
     short_daily = answer("HBGl tgl. 2025", facts).text

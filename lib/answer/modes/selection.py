@@ -97,6 +97,7 @@ def answer(prepared, client, on_delta, deadline, cancel, timings):
                              (selection_repair.complete_year, "year_passage_added"),
                              (selection_repair.complete_stage, "stage_row_added"),
                              (selection_repair.complete_land, "land_passage_added"),
+                             (selection_repair.complete_unit, "unit_passage_added"),
                              (subjects, "subject_passage_added")):
             added = repair(prepared.question, choice.units, units)
             if added is not None:
