@@ -59,6 +59,8 @@ _ASKS = (
 # two questions in one ("wie viele Stunden und welcher Höchstbetrag?"): left to the normal answer
 _INTERROGATIVE = re.compile(r"\b(?:wie\s+(?:hoch|viel|viele|lange?)|wieviele?|welche[rsmn]?|bis\s+wann|ab\s+wann|"
                             r"bis\s+zu\s+welche[rmn]?)\b", re.I)
+_SECOND_ASK = re.compile(r"\b(?:und|sowie)\s+(?:wie\s+(?:hoch|viel|viele|lange?)|wieviele?|welche[rsmn]?|bis\s+wann|ab\s+wann|"
+                         r"seit\s+wann|wann|bis\s+zu\s+welche[rmn]?)\b", re.I)
 # a hyphenated compound written apart ("Sonder-Zahlungen", "Höchst-Beitragsgrundlage") is one word; an
 # abbreviation before the hyphen stays a word of its own ("BV-Beitrag", "SEG-Zulagen")
 _HYPHEN_COMPOUND = re.compile(r"\b([A-Za-zÄÖÜäöüß][a-zäöüß]{2,})-([A-ZÄÖÜ][a-zäöüß]{3,})\b")
@@ -117,6 +119,8 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
         return None
     if len(_INTERROGATIVE.findall(text)) > 1 and re.search(r"\b(?:und|sowie)\b", text):
         return None
+    if _SECOND_ASK.search(text):
+        return None         # "Kündigungsfrist im 16. DJ und wie viele Wochen EFZ?": the first ask has no question word
     while _HYPHEN_COMPOUND.search(text):
         text = _HYPHEN_COMPOUND.sub(lambda m: m.group(1) + m.group(2).lower(), text)
     raw_words = word_tokens(text)

@@ -138,6 +138,11 @@ def test_two_questions_in_one_are_left_to_the_normal_answer(facts):
     assert answer("Steuerfreie Überstundenzuschläge 2025: welcher Höchstbetrag?", facts) is not None
 
 
+def test_a_second_ask_after_und_is_left_to_the_normal_answer(facts):
+    question = "Angestellter im 16. DJ: Kündigungsfrist bei DG-Kündigung und wie viele Wochen volle EFZ?"
+    assert answer(question, facts) is None, "two asks: a fact answer would give one half"
+
+
 def test_the_row_of_a_staged_table_the_question_falls_into(facts):
     notice = answer("Kündigungsfrist des Arbeitgebers bei einem Angestellten im 4. Dienstjahr?", facts)
     assert notice is not None and "2 Monate [lb-end-01]" in notice.text and "ab dem 3. Dienstjahr" in notice.text
