@@ -263,14 +263,15 @@ def render_answer(chosen: list[Unit], conflicts: list[Conflict] = (), order: lis
     every touched conflict."""
     if not chosen:
         return ""
-    position = {u.key: n for n, u in enumerate(order or chosen)}
+    # by identity: after the second look the order holds passages of two numberings ("S1" twice)
+    position = {id(u): n for n, u in enumerate(order or chosen)}
     groups: dict[str, list[Unit]] = {}
     for unit in chosen:
         groups.setdefault(unit.entry_id, []).append(unit)
     sides = {i.lower() for c in conflicts for i in c.entry_ids}
     plain, conflicting = [], []
     for entry_id, items in groups.items():
-        items.sort(key=lambda u: position.get(u.key, 0))
+        items.sort(key=lambda u: position.get(id(u), 0))
         in_conflict = entry_id.lower() in sides
         lines = [f"{'⚠ Widerspruch: ' if in_conflict else ''}{_sentence(u.text)} [{u.entry_id}] (Stand {u.stand})"
                  for u in items]

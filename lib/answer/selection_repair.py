@@ -267,9 +267,12 @@ _LAENDER = {"Wien": r"wien(?:er)?", "Niederösterreich": r"nieder(?:ö|oe)sterre
             "Oberösterreich": r"ober(?:ö|oe)sterreich\w*", "Salzburg": r"salzburg(?:er)?", "Tirol": r"tirol(?:er)?",
             "Vorarlberg": r"vorarlberg(?:er)?", "Kärnten": r"k(?:ä|ae)rnt(?:en|ner\w*)",
             "Steiermark": r"steiermark|steirisch\w*", "Burgenland": r"burgenl(?:and|ändisch\w*)"}
-_LAND_RE = {name: re.compile(rf"\b(?:{pattern})\b", re.I) for name, pattern in _LAENDER.items()}
-# abroad: the base's daily allowances, kilometre rates and rules are Austria's ("Auslandstaggeld" for München)
-_LAND_RE["Dienstreisen ins Ausland"] = re.compile(r"\bausland\w*|\bauslands\w*", re.I)
+# Scopes checked like a Land, whether or not the question asks for a value in so many words: abroad (the base's
+# allowances and rates are Austria's: "Auslandstaggeld" for München) and one collective agreement ("KV Handel:
+# Mindestgehalt" is the agreement's value, not the law's)
+_LAND_RE = {**{name: re.compile(rf"\b(?:{pattern})\b", re.I) for name, pattern in _LAENDER.items()},
+            "Dienstreisen ins Ausland": re.compile(r"\bausland\w*|\bauslands\w*", re.I),
+            "den Kollektivvertrag": re.compile(r"\bKV\b|\bkollektivvertr\w*", re.I)}
 _PER_UNIT_RE = re.compile(r"(?:\b(?:pro|je|per)\s+|/\s*)(kwh|kilowattstunde|km|kilometer|m²|m2|quadratmeter|liter)\b",
                           re.I)
 _UNIT_NAMES = {"kwh": "kWh", "kilowattstunde": "kWh", "km": "km", "kilometer": "km", "m²": "m²", "m2": "m²",
@@ -285,17 +288,15 @@ _GROUPS = {"Lehrlinge": r"lehrling\w*|lehrjahr\w*", "freie Dienstnehmer": r"frei
            "Beamte": r"beamt(?:e|en|er|in|innen)\b", "Ferialpraktikanten": r"ferialprakti\w*",
            "Geschäftsführer": r"gesch(?:ä|ae)ftsf(?:ü|ue)hrer\w*"}
 _GROUP_RE = {name: re.compile(rf"\b(?:{pattern})", re.I) for name, pattern in _GROUPS.items()}
-# a value of one collective agreement ("KV Handel: Mindestgehalt") is the agreement's, not the law's (a scope
-# like a Land: the question need not ask for a value in so many words)
-_LAND_RE["den Kollektivvertrag"] = re.compile(r"\bKV\b|\bkollektivvertr\w*", re.I)
 
 
 def complete_land(question: str, chosen: list[Unit], units: list[Unit]) -> Unit | None:
-    """The passage of a chosen entry that names the Bundesland the question names, when no chosen passage does
-    ("Richtwert Wien" beside the chosen sentence on Richtwerte in general); else None."""
+    """The passage of a chosen entry that names the Bundesland (or the Ausland, the KV) the question names with a
+    figure, when no chosen passage does so (:func:`_named_with_value`): "Richtwert Wien: € 6,67 je m²" beside the
+    chosen sentence on Richtwerte in general; else None."""
     entries = {u.entry_id for u in chosen}
     for pattern in _LAND_RE.values():
-        if pattern.search(question or "") and not any(pattern.search(f"{u.text} {u.about}") for u in chosen):
+        if pattern.search(question or "") and not _named_with_value(pattern, chosen):
             terms = question_terms(question)
             found = [u for u in units if u.entry_id in entries and pattern.search(u.text) and value_spans(u.text)]
             return max(found, key=lambda u: term_hits(terms, f"{u.text} {u.about}"), default=None)

@@ -370,3 +370,14 @@ def test_a_figure_written_in_words_brings_the_row_that_writes_it_in_digits():
     after = sel.Unit("S3", "lb-msk-01", "2024-01", "Schutzfrist nach der Geburt: 8 Wochen, mind. 12 Wochen", about)
     question = "Meine Angestellte erwartet ein Kind. Wie lange vor dem Termin darf sie nicht mehr arbeiten?"
     assert rep.complete_value(question, [prose], [prose, before, after]) is before
+
+
+def test_a_land_named_without_its_figure_brings_the_row_with_it_and_two_numberings_keep_their_order():
+    named = sel.Unit("S1", "lb-sb-03", "2024-01", "In Wien gelten die Richtwerte des Landes.", "Wohnraum")
+    vienna = sel.Unit("S2", "lb-sb-03", "2024-01", "Richtwert Wien (Sachbezug 2024): € 6,67 je m²", "Wohnraum")
+    assert rep.complete_land("Richtwert Wien 2024?", [named], [named, vienna]) is vienna
+    # after the second look the order holds two numberings: "S1" of the second request, "S1" of the first
+    second = sel.Unit("S1", "lb-sb-03", "2024-01", "Grundlage sind die Richtwerte je m².", "Wohnraum")
+    first = sel.Unit("S1", "lb-sb-03", "2024-01", "Richtwert Wien: € 6,67 je m²", "Wohnraum")
+    answer = sel.render_answer([first, second], [], order=[second, first])
+    assert answer.index("Grundlage") < answer.index("Richtwert Wien"), answer
