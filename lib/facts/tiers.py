@@ -110,7 +110,7 @@ _CARDINAL_RE = re.compile(r"\b(" + "|".join(_CARDINAL_WORDS) + r")\s+(?=(?:volle
                           + _KM + r"))")
 # a band the question names ("20-40 km", "20 bis 40 km"): its middle is the reading (the row "über 20 bis 40 km"
 # holds it, the row "40 bis 60 km" does not)
-_BAND_RE = re.compile(_NUM + r"\s*(?:-|–|bis)\s*" + _NUM + r"\s*(" + _KM + r")\b")
+_BAND_RE = re.compile(r"(?<![\d.,])" + _NUM + r"\s*(?:-|–|bis)\s*" + _NUM + r"\s*(" + _KM + r")\b")
 
 
 def question_points(question: str) -> dict[str, tuple[Decimal, ...]]:
@@ -124,7 +124,8 @@ def question_points(question: str) -> dict[str, tuple[Decimal, ...]]:
     for m in _BAND_RE.finditer(text):
         found.setdefault("km", set()).add(((_dec(m.group(1)) + _dec(m.group(2))) / 2,))
     text = _BAND_RE.sub(" ", text)
-    for m in re.finditer(r"(?:(nach|ab|ueber|mehr als)\s+(?:dem\s+)?)?" + _NUM + r"(\.)?\s*(?:(?:vollen|ganzen|abgeschlossenen)\s+)?"
+    # a number starts where no digit stands before it: a long run of digits is read once, not from every digit on
+    for m in re.finditer(r"(?:(nach|ab|ueber|mehr als)\s+(?:dem\s+)?)?(?<![\d.,])" + _NUM + r"(\.)?\s*(?:(?:vollen|ganzen|abgeschlossenen)\s+)?"
                          r"(" + _YEARS + r"|" + _KM + r")\b", text):
         before, number, dot, word = m.group(1), _dec(m.group(2)), m.group(3), m.group(4)
         unit = _unit(word)
