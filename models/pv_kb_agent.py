@@ -11,15 +11,17 @@ Rules and checks are pure functions in ``lib/answer/`` (see its docstring for th
 ``lib/search/followup.py``; this model wires them to the retriever, the Ollama client and the question log.
 """
 import contextlib
+import dataclasses
 import json
 import logging
 import time
 
 from odoo import api, models
 
-from ..lib.search import followup, instructions
+from ..lib.search import followup, instructions, parts as question_parts
 from ..lib.pii import gate as pii
 from ..lib.answer import conflicts as conflict_rules, freetext, gate, modes as answer_modes, prompt, stages
+from ..lib.answer import parts as answer_parts
 from ..lib.answer.respond import PreparedQuestion, respond
 from ..lib.answer.types import ContextBlock, EntryFacts
 from .pv_kb_settings import make_client
@@ -88,22 +90,22 @@ def run(steps, question, conversation=None, *, settings, filters=None, mode="hyb
             record = env["pv.kb.conversation"].browse(conversation or ())
         conversation_id = record.id
         prepared = env["pv.kb.agent"]._gate_question(question, record, settings=settings, pii_mapping=pii_mapping)
-        # 2. a value question the facts of the base answer: at once, before everything below
-        prepared = env["pv.kb.agent"]._facts_first(prepared, filters, mode=mode)
+    # a question that asks two things is answered part by part (lib/search/parts.py), each through steps 2-6
+    parts = _parts(prepared)
     result = None
     try:
-        if prepared.fact_answer is None:
-            # 3. query rewriting (optional model step, lib/answer/stages.py): no cursor of ShortSteps open
-            stages.rewrite_query(prepared, interactive_client, deadline=deadline, cancel=cancel)
-            # 4. retrieval, the evidence gate, the context
-            with steps.step() as env:
-                prepared = env["pv.kb.agent"]._build(prepared, filters, mode=mode)
-            # 5. reranking (optional model step): no cursor of ShortSteps open
-            stages.rerank_prepared(prepared, interactive_client, deadline=deadline, cancel=cancel)
+        subs = [_prepare(steps, sub, filters, mode, deadline, cancel) for sub in _part_questions(prepared, parts)]
+        if len(subs) > 1:
+            prepared.retrieval = answer_parts.merge_retrievals([sub.retrieval for sub in subs])
+        else:
+            prepared = subs[0]
         if on_retrieved and prepared.retrieval:
             on_retrieved(prepared.retrieval, conversation_id)
         # 6. the model's answer (or the facts'), checked: no cursor of ShortSteps open
-        result = respond(prepared, interactive_client, on_delta=on_delta, deadline=deadline, cancel=cancel)
+        if len(subs) == 1:
+            result = respond(prepared, interactive_client, on_delta=on_delta, deadline=deadline, cancel=cancel)
+        else:
+            result = _respond_parts(prepared, parts, subs, on_delta, deadline, cancel)
         if cancel is not None and cancel.cancelled:
             result.status, result.notice = "abgebrochen", None
         # 7. the question log and the turn (nothing is stored when the personal-data gate failed)
@@ -119,6 +121,63 @@ def run(steps, question, conversation=None, *, settings, filters=None, mode="hyb
             # a first question that left no trace leaves no empty conversation either
             with steps.step() as env:
                 env["pv.kb.conversation"].browse(conversation_id)._discard_if_empty()
+    return result
+
+
+def _prepare(steps, prepared, filters, mode, deadline, cancel):
+    """Steps 2-5 of one question (or one part of it): the facts first, else rewriting, retrieval and context,
+    reranking."""
+    # 2. a value question the facts of the base answer: at once, before everything below
+    with steps.step() as env:
+        prepared = env["pv.kb.agent"]._facts_first(prepared, filters, mode=mode)
+    if prepared.fact_answer is None:
+        # 3. query rewriting (optional model step, lib/answer/stages.py): no cursor of ShortSteps open
+        stages.rewrite_query(prepared, interactive_client, deadline=deadline, cancel=cancel)
+        # 4. retrieval, the evidence gate, the context
+        with steps.step() as env:
+            prepared = env["pv.kb.agent"]._build(prepared, filters, mode=mode)
+        # 5. reranking (optional model step): no cursor of ShortSteps open
+        stages.rerank_prepared(prepared, interactive_client, deadline=deadline, cancel=cancel)
+    return prepared
+
+
+def _parts(prepared):
+    """The parts of a question that asks two things, or [] (a follow-up, whose query is rewritten from the
+    history, and a question the gate stopped stay whole)."""
+    if prepared.pii_failed or prepared.error is not None or prepared.query != prepared.question:
+        return []
+    parts = question_parts.split(prepared.question)
+    return parts if len(parts) > 1 else []
+
+
+def _part_questions(prepared, parts):
+    """A PreparedQuestion per part (the gate's result is shared: the parts are cut from the masked question)."""
+    if not parts:
+        return [prepared]
+    return [dataclasses.replace(prepared, question=part, query=part, asked="", timings={}, retrieval=None)
+            for part in parts]
+
+
+def _respond_parts(prepared, parts, subs, on_delta, deadline, cancel):
+    """Each part answered in turn; the panel gets each part below its heading once it is complete."""
+    answers, shown = [], ""
+    for label, sub in zip(answer_parts.labels(parts), subs):
+        answer = respond(sub, interactive_client, deadline=deadline, cancel=cancel)
+        answer.retrieved_ids = sub.retrieval.entry_ids if sub.retrieval else []
+        answers.append(answer)
+        if on_delta:
+            text = ("\n\n" if shown else "") + answer_parts.heading(label) + "\n" + (answer.answer or "").strip()
+            on_delta(text)
+            shown += text
+        if cancel is not None and cancel.cancelled:
+            break
+    result = answer_parts.merge(parts[:len(answers)], answers)
+    result.retrieval = prepared.retrieval
+    result.retrieved_ids = prepared.retrieval.entry_ids if prepared.retrieval else []
+    result.timings["total_ms"] = (time.perf_counter() - prepared.started) * 1000
+    if prepared.gated is not None:
+        result.pii_count = prepared.gated.count
+        result.pii_mapping = prepared.gated.mapping.to_dict()
     return result
 
 

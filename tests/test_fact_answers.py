@@ -69,6 +69,30 @@ class TestFactAnswers(StandInCase):
         self.assertEqual(result.query.question, asked)             # the log keeps what was asked
         self.assertEqual(result.query.standalone_query, "GFB 2025?")
 
+    def test_a_question_that_asks_two_values_is_answered_part_by_part(self):
+        streamed = []
+        result = self.env["pv.kb.agent"]._ask("DB-Satz und GFB 2025?", on_delta=streamed.append)
+        self.assertEqual(result.status, "beantwortet")
+        self.assertTrue(result.from_facts, result.answer)
+        self.assertFalse(self.chat_requests(), "the model was not asked")
+        db, gfb = result.answer.index("**DB-Satz 2025?**"), result.answer.index("**GFB 2025?**")
+        self.assertLess(db, result.answer.index("3,7 %"))
+        self.assertLess(db, gfb)
+        self.assertLess(gfb, result.answer.index("€ 551,10 [lb-gfb-01]"))
+        self.assertTrue({"lb-lnk-01", "lb-gfb-01"} <= set(result.cited_ids))
+        self.assertTrue(set(result.cited_ids) <= set(result.retrieved_ids), result.retrieved_ids)
+        # one log row for the whole question, its entries those of both parts
+        self.assertEqual(result.query.question, "DB-Satz und GFB 2025?")
+        self.assertTrue(result.query.from_facts)
+        self.assertTrue({"lb-lnk-01", "lb-gfb-01"} <= set(result.query.retrieved_ids.split(", ")))
+        self.assertEqual("".join(streamed), result.answer)
+
+    def test_a_part_the_base_does_not_answer_keeps_its_refusal(self):
+        result = self.env["pv.kb.agent"]._ask("GFB 2025 und GFB 2027?")
+        self.assertEqual(result.status, "beantwortet")
+        self.assertIn("Für 2027 enthält die Wissensbasis noch keinen Wert", result.answer)
+        self.assertIn("€ 551,10", result.answer)
+
     def test_the_setting_turns_it_off(self):
         settings = self.env["pv.kb.settings"]._get({"fact_answers": False})
         result = self.env["pv.kb.agent"]._ask("GFB 2025?", settings=settings)

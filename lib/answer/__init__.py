@@ -19,7 +19,9 @@ The agent's pipeline (``models/pv_kb_agent.py``) uses the modules in this order:
    wrong figure as prose);
 8. ``conflicts`` again — the visible ⚠ note when the answer dropped a side; ``links`` — only links that occur
    in the cited blocks stay;
-9. ``extractive`` — the Notbetrieb answer (quoted passages) when no model is available.
+9. ``extractive`` — the Notbetrieb answer (quoted passages) when no model is available;
+10. ``parts`` — the answers to the parts of a question that asks two things (``lib/search/parts.py``), merged
+    into one, each part under its own heading.
 
 ``types`` holds the data passed between them (ContextBlock, Conflict, Violation, Validation,
 PreparedQuestion, AgentAnswer, the warning codes, the refusal sentence). Follow-up rewriting runs before
