@@ -93,6 +93,12 @@ class TestFactAnswers(StandInCase):
         self.assertIn("Für 2027 enthält die Wissensbasis noch keinen Wert", result.answer)
         self.assertIn("€ 551,10", result.answer)
 
+    def test_a_stated_rate_is_answered_with_the_threshold_of_its_row(self):
+        result = self.env["pv.kb.agent"]._ask("Ab welchem Jahreseinkommen gilt 2025 der Grenzsteuersatz von 48 %?")
+        self.assertTrue(result.from_facts, result.answer)
+        self.assertIn("über € 69.166 bis € 103.072", result.answer)
+        self.assertIn("[lb-lst-01]", result.answer)
+
     def test_the_setting_turns_it_off(self):
         settings = self.env["pv.kb.settings"]._get({"fact_answers": False})
         result = self.env["pv.kb.agent"]._ask("GFB 2025?", settings=settings)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from ..search.fulltext import is_value_question
 from ..text.german import ANSWER_STOPWORDS, QUESTION_STOPWORDS, fold_plain, light_stem, word_tokens
@@ -81,6 +82,7 @@ class Question:
     bounds: frozenset = frozenset()
     asks: frozenset = frozenset()
     points: dict = field(default_factory=dict)     # numbers of a staged dimension (tiers.question_points)
+    stated: Decimal | None = None   # a rate the question names to ask for its threshold ("ab welchem Einkommen 48 %?")
 
     @property
     def year(self) -> int | None:
@@ -156,7 +158,34 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     if not words:
         return None
     return Question(text, words, find_period(text, "cell"), basis, _bounds(plain), asked_units(text),
-                    question_points(text))
+                    question_points(text), _stated_rate(text))
+
+
+# "Ab welchem Jahreseinkommen gilt der Steuersatz von 48 %?": the rate is given, the threshold (a row label) asked
+_THRESHOLD_ASK = re.compile(r"\b(?:ab|bis\s+zu|bis)\s+welche[mr]\s+(?:\w+\s+)?(?:\w*einkommen|betrag|bezug|summe|"
+                            r"lohnsumme|entgelt|gehalt)\b", re.I)
+_STATED_RATE = re.compile(r"(?<![\d.,])(\d{1,2}(?:,\d{1,2})?)\s*(?:%|Prozent\b)")
+
+
+def _stated_rate(text: str) -> Decimal | None:
+    rates = _STATED_RATE.findall(text or "")
+    if len(rates) != 1 or not _THRESHOLD_ASK.search(text or ""):
+        return None
+    return Decimal(rates[0].replace(",", "."))
+
+
+def stated_rate_facts(question: Question, pool: list[Fact]) -> list[Fact]:
+    """The facts whose value is the rate the question states, of the asked year, in an entry that names one of the
+    question's words (title, section, label): the rows whose labels hold the asked threshold."""
+    out = []
+    for fact in pool:
+        value = fact.value
+        if (fact.is_reference or value.unit != "%" or value.amount != question.stated or value.amount_to is not None
+                or (question.year is not None and not fact.period.covers(question.year))):
+            continue
+        if any(word_in(a, _fact_pool(fact)) for alternatives in question.words for a in alternatives):
+            out.append(fact)
+    return out if len({(f.column_header, f.entry_id) for f in out}) == 1 else []
 
 
 def asked_units(text: str) -> frozenset:
@@ -232,6 +261,16 @@ def eligible_facts(question: Question, facts: Iterable[Fact]) -> list[Fact]:
     return [f for f in facts if _eligible(question, f)]
 
 
+def candidate_facts(question: Question, facts: Iterable[Fact]) -> list[Fact]:
+    """The facts that may answer ``question``: those its words name (:func:`eligible_facts`), else the rows that hold
+    the rate it states when it asks for their threshold (:func:`stated_rate_facts`)."""
+    facts = list(facts)
+    found = eligible_facts(question, facts)
+    if not found and question.stated is not None:
+        found = stated_rate_facts(question, facts)
+    return found
+
+
 def _groups(facts: list[Fact], common: dict) -> list[list[Fact]]:
     groups: list[list[Fact]] = []
     for fact in facts:
@@ -257,7 +296,7 @@ def find(question: Question, facts: list[Fact], allowed: Iterable[str] | None = 
     order = list(allowed) if allowed is not None else None
     rank = {entry_id: pos for pos, entry_id in enumerate(order or [])}
     pool = [f for f in facts if order is None or f.entry_id in rank]
-    candidates = [f for f in pool if _eligible(question, f)]
+    candidates = candidate_facts(question, pool)
     if not candidates:
         return None
     common = topic_common_words(facts)

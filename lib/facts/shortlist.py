@@ -20,7 +20,7 @@ from .compare import (EMBED_THRESHOLD, Embedder, bucket_keys, near_candidate, ne
                       similarities, topic_common_words)
 from .concepts import match_keys, word_in
 from .extract import Fact
-from .lookup import Question, eligible_facts, required_key
+from .lookup import Question, eligible_facts, required_key, stated_rate_facts
 from .tiers import is_dimension_word
 
 
@@ -69,8 +69,12 @@ def candidates(question: Question, fact_index: FactIndex) -> list[Fact]:
     # a staged row's dimension ("dienstjahr", "km") is named by the question's number of it (lookup)
     named |= {word for word in fact_index.by_word if question.points and is_dimension_word(word)}
     positions = sorted({p for word in named for p in fact_index.by_word[word]})
-    return eligible_facts(question, [fact_index.facts[p] for p in positions
-                                     if required_key(fact_index.facts[p]) <= named])
+    found = eligible_facts(question, [fact_index.facts[p] for p in positions
+                                      if required_key(fact_index.facts[p]) <= named])
+    if not found and question.stated is not None:
+        # "ab welchem Einkommen 48 %?": the row holding the stated rate (the lookup's second way)
+        found = stated_rate_facts(question, fact_index.facts)
+    return found
 
 
 def entry_ids(facts: Iterable[Fact]) -> list[str]:

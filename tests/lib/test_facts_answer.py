@@ -192,3 +192,14 @@ def test_the_kind_of_value_a_question_asks_for():
     assert "€" in asked_units("Wie hoch ist die Urlaubsersatzleistung für 10 offene Tage?")
     assert asked_units("Bis zu welchem Umsatz gilt das?") != frozenset({"%", "Prozentpunkte"})
     assert "Wochen" in asked_units("Wie lange dauert der Mutterschutz?")
+
+
+def test_a_stated_rate_asks_for_the_row_that_holds_it(facts):
+    """"Ab welchem Einkommen gilt 48 %?": the rate is given, the threshold in the label of its row is asked."""
+    result = answer("Ab welchem Jahreseinkommen gilt 2025 der Grenzsteuersatz von 40 %?", facts)
+    assert result is not None and "über € 35.836 bis € 69.166" in result.text and "40 %" in result.text
+    assert "48 %" not in result.text and "2024" not in result.text
+    # the rate of no row, or no threshold asked: not from the facts this way
+    assert answer("Ab welchem Jahreseinkommen gilt 2025 der Grenzsteuersatz von 44 %?", facts) is None
+    assert parse_question("Gilt 2025 der Grenzsteuersatz von 40 %?", SYNONYMS) is None or \
+        parse_question("Gilt 2025 der Grenzsteuersatz von 40 %?", SYNONYMS).stated is None

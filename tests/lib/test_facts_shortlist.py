@@ -9,7 +9,7 @@ from lib.evaluation.goldset import load_goldset
 from lib.facts import shortlist
 from lib.facts.concepts import match_keys, words_match
 from lib.facts.extract import Source, extract_all
-from lib.facts.lookup import eligible_facts, find, parse_question
+from lib.facts.lookup import candidate_facts, find, parse_question
 
 GOLDSETS = ("goldset.yaml", "goldset_abstimmung.yaml", "goldset_praxis.yaml")
 
@@ -43,7 +43,7 @@ def test_the_candidates_are_the_facts_the_lookup_rules_allow(facts, index, quest
         if parsed is None:
             continue
         value_questions += 1
-        assert shortlist.candidates(parsed, index) == eligible_facts(parsed, facts), question
+        assert shortlist.candidates(parsed, index) == candidate_facts(parsed, facts), question
     assert value_questions > 150
 
 
