@@ -290,8 +290,10 @@ def extract_facts(source: Source, abbrev: Mapping[str, tuple[str, ...]] | None =
         if section.key not in VALUE_SECTIONS:
             continue
         numbered = list(enumerate(section.text.split("\n"), start=start + 2))
-        if section.key == "kernwerte":
-            facts.extend(_section_facts(source, section.key, section.heading, numbered, base))
+        # the summary's tables hold values like the Kernwerte ("Zusammensetzung: KV 3,87 % …"); its bullets are
+        # prose, read as sentences below
+        facts.extend(_section_facts(source, section.key, section.heading, numbered, base,
+                                    bullets=section.key == "kernwerte"))
         if section.key in SENTENCE_SECTIONS:
             facts.extend(_sentence_facts(source, section.key, section.heading, numbered, base))
     facts = facts if _KEEP_REPEATS else _without_repeated_sentences(facts)
@@ -321,7 +323,8 @@ def _find_line(lines: list[str], section, offset: int) -> int:
     return offset
 
 
-def _section_facts(source: Source, key: str, heading: str, numbered: list[tuple[int, str]], base: dict) -> list[Fact]:
+def _section_facts(source: Source, key: str, heading: str, numbered: list[tuple[int, str]], base: dict,
+                   bullets: bool = True) -> list[Fact]:
     facts: list[Fact] = []
     caption = heading
     base = dict(base, caption_period=None)
@@ -349,7 +352,8 @@ def _section_facts(source: Source, key: str, heading: str, numbered: list[tuple[
             caption = line.strip().rstrip(":").strip()
             base["caption_period"] = find_period(caption, "caption")
             continue
-        facts.extend(_bullet_facts(source, key, caption, number, line, base))
+        if bullets:
+            facts.extend(_bullet_facts(source, key, caption, number, line, base))
     return facts
 
 

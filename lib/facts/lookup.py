@@ -162,8 +162,8 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
 
 
 # "Ab welchem Jahreseinkommen gilt der Steuersatz von 48 %?": the rate is given, the threshold (a row label) asked
-_THRESHOLD_ASK = re.compile(r"\b(?:ab|bis\s+zu|bis)\s+welche[mr]\s+(?:\w+\s+)?(?:\w*einkommen|betrag|bezug|summe|"
-                            r"lohnsumme|entgelt|gehalt)\b", re.I)
+_THRESHOLD_ASK = re.compile(r"\b(?:ab|bis\s+zu|bis)\s+welche[mrs]?\s+(?:\w+\s+)?(?:\w*einkommen|\w*betrag|\w*bezug|summe|"
+                            r"lohnsumme|entgelt|gehalt|\w*grundlage|bgl|bmgl|grenze)\b", re.I)
 _STATED_RATE = re.compile(r"(?<![\d.,])(\d{1,2}(?:,\d{1,2})?)\s*(?:%|Prozent\b)")
 
 
@@ -262,13 +262,11 @@ def eligible_facts(question: Question, facts: Iterable[Fact]) -> list[Fact]:
 
 
 def candidate_facts(question: Question, facts: Iterable[Fact]) -> list[Fact]:
-    """The facts that may answer ``question``: those its words name (:func:`eligible_facts`), else the rows that hold
-    the rate it states when it asks for their threshold (:func:`stated_rate_facts`)."""
+    """The facts that may answer ``question``: the rows that hold the rate it states when it asks for their threshold
+    (:func:`stated_rate_facts`), else those its words name (:func:`eligible_facts`)."""
     facts = list(facts)
-    found = eligible_facts(question, facts)
-    if not found and question.stated is not None:
-        found = stated_rate_facts(question, facts)
-    return found
+    stated = stated_rate_facts(question, facts) if question.stated is not None else []
+    return stated or eligible_facts(question, facts)
 
 
 def _groups(facts: list[Fact], common: dict) -> list[list[Fact]]:

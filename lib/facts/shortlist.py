@@ -69,12 +69,13 @@ def candidates(question: Question, fact_index: FactIndex) -> list[Fact]:
     # a staged row's dimension ("dienstjahr", "km") is named by the question's number of it (lookup)
     named |= {word for word in fact_index.by_word if question.points and is_dimension_word(word)}
     positions = sorted({p for word in named for p in fact_index.by_word[word]})
-    found = eligible_facts(question, [fact_index.facts[p] for p in positions
-                                      if required_key(fact_index.facts[p]) <= named])
-    if not found and question.stated is not None:
-        # "ab welchem Einkommen 48 %?": the row holding the stated rate (the lookup's second way)
-        found = stated_rate_facts(question, fact_index.facts)
-    return found
+    if question.stated is not None:
+        # "ab welchem Einkommen 48 %?": the row holding the stated rate comes first (lookup.candidate_facts)
+        stated = stated_rate_facts(question, fact_index.facts)
+        if stated:
+            return stated
+    return eligible_facts(question, [fact_index.facts[p] for p in positions
+                                     if required_key(fact_index.facts[p]) <= named])
 
 
 def entry_ids(facts: Iterable[Fact]) -> list[str]:

@@ -192,3 +192,15 @@ def test_the_coming_years_grouping_tries_only_groups_that_can_match():
     grouped = coverage._groups(dated)
     assert [[id(f) for f in g] for g in grouped] == [[id(f) for f in g] for g in every_group(dated)]
     assert any(len(g) > 2 for g in grouped) and len(grouped) < len(dated)
+
+
+def test_a_table_of_the_summary_is_read_like_the_kernwerte_its_bullets_are_not():
+    (source,) = _sources(DEMO, "lb-sv-02.md")
+    facts = extract_facts(source, ABBREV)
+    summary = [f for f in facts if f.section == "zusammenfassung" and f.origin == "table"]
+    by_cell = {(f.label, f.column_header): f for f in summary}
+    pension = by_cell[("Pensionsversicherung", "Dienstgeber")]
+    assert pension.text == "12,55 %" and pension.value.unit == "%" and pension.year_label == "2025"
+    assert source.body.split("\n")[pension.line - 1].strip() == pension.passage
+    assert ("Krankenversicherung", "Dienstnehmer") in by_cell
+    assert not [f for f in facts if f.section == "zusammenfassung" and f.origin == "bullet"]
