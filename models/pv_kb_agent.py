@@ -94,7 +94,7 @@ def run(steps, question, conversation=None, *, settings, filters=None, mode="hyb
     parts = _parts(prepared)
     result = None
     try:
-        subs = [_prepare(steps, sub, filters, mode, deadline, cancel) for sub in _part_questions(prepared, parts)]
+        subs = [_prepare(steps, sub, filters, mode, deadline, cancel) for sub in _part_questions(steps, prepared, parts)]
         if len(subs) > 1:
             prepared.retrieval = answer_parts.merge_retrievals([sub.retrieval for sub in subs])
         else:
@@ -150,12 +150,24 @@ def _parts(prepared):
     return parts if len(parts) > 1 else []
 
 
-def _part_questions(prepared, parts):
-    """A PreparedQuestion per part (the gate's result is shared: the parts are cut from the masked question)."""
+def _part_questions(steps, prepared, parts):
+    """A PreparedQuestion per part. Each part is cut from the masked question and passes the personal-data gate
+    again (its placeholders stay those of the question), so the search and the model get the part, sealed."""
     if not parts:
         return [prepared]
-    return [dataclasses.replace(prepared, question=part, query=part, asked="", timings={}, retrieval=None)
-            for part in parts]
+    subs = []
+    with steps.step() as env:
+        for part in parts:
+            gated = prepared.gated
+            try:
+                gated = env["pv.kb.settings"]._pii_gate(part, query=part, history=gated.history,
+                                                        mapping=gated.mapping)
+            except pii.PiiGateError as exc:
+                _logger.error("pv_kb: personal-data gate failed for a part, the question stays whole: %s", exc)
+                return [prepared]
+            subs.append(dataclasses.replace(prepared, question=gated.question, query=gated.query, gated=gated,
+                                            asked="", timings={}, retrieval=None))
+    return subs
 
 
 def _respond_parts(prepared, parts, subs, on_delta, deadline, cancel):
