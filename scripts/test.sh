@@ -190,7 +190,7 @@ else
         name=${part%%|*} log=$out/${part%%|*}.log
         finished "$name"
         say "Odoo tests ${part#*|} ($SECS s)"
-        grep -E ' (ERROR|WARNING|CRITICAL) |FAIL:|ERROR:|^Traceback|odoo.tests.result|post-tests|at-install' "$log" \
+        grep -E ' (ERROR|WARNING|CRITICAL) |FAIL:|ERROR:|^Traceback|^[A-Za-z_.]*(Error|Exception): |odoo.tests.result|post-tests|at-install' "$log" \
             | grep -v 'odoo.tests.stats' | tail -80 || true
         summary=$(grep -oE '[0-9]+ failed, [0-9]+ error\(s\) of [0-9]+ tests when loading database' "$log" | tail -1 \
                   || true)

@@ -52,6 +52,23 @@ class TestSelectionAnswers(AgentCase):
         self.assertEqual(result.query.answer_mode, "selection")
         self.assertTrue(result.quotes and all(q["kb_id"] in result.cited_ids for q in result.quotes))
 
+    def test_a_question_that_asks_two_things_is_answered_part_by_part(self):
+        asked = "Wie hoch ist der Freibetrag für Sonderzahlungen und wie lange gibt es Entgelt im Krankenstand?"
+        result = self.agent._ask(asked)
+        requests = self.chat_requests()
+        self.assertEqual(len(requests), 2, "one model answer per part")
+        questions = [re.search(r"<frage>\s*(.*?)\s*</frage>", r["texts"][-1], re.S).group(1) for r in requests]
+        self.assertEqual(questions, ["Wie hoch ist der Freibetrag für Sonderzahlungen?",
+                                     "Wie lange gibt es Entgelt im Krankenstand?"])
+        self.assertEqual(result.status, "beantwortet", result.violations)
+        first = result.answer.index("**Wie hoch ist der Freibetrag für Sonderzahlungen?**")
+        second = result.answer.index("**Wie lange gibt es Entgelt im Krankenstand?**")
+        self.assertLess(first, result.answer.index("€ 620"))
+        self.assertLess(second, result.answer.index("Wochen"))
+        self.assertTrue({"lb-sz-01", "lb-efz-01"} <= set(result.cited_ids))
+        self.assertTrue(set(result.cited_ids) <= set(result.retrieved_ids))
+        self.assertEqual(result.query.question, asked)
+
     def test_a_table_row_is_quoted_with_its_header(self):
         self.agent._ask(QUESTION)   # only to read the numbered context of this base
         lines = self.numbered_lines(self.chat_requests()[-1])

@@ -37,7 +37,7 @@ _STOP = re.compile(r"[.?!](?=\s+[A-ZÄÖÜ])")
 _ABBREVIATIONS = frozenset(
     "mtl tgl jährl wöchentl stfr lstfr amtl max min ca bzw inkl exkl zzgl abzgl gem lt vgl abs nr lit usw etc sog "
     "ggf evtl insb std mio mrd tsd dj va idr iHv".lower().split())
-_ANAPHORS = frozenset("er sie es ihm ihr ihn da das dies davon dafür danach dabei darauf dort dieser diese dieses "
+_ANAPHORS = frozenset("er sie ihm ihr ihn da dies davon dafür danach dabei darauf dort dieser diese dieses "
                       "derselbe".split())
 _GENERIC = frozenset("monat monate jahr jahre tag tage woche wochen betrag höchstbetrag zeit frist summe grenze wert "
                      "prozent euro".split())
@@ -71,7 +71,7 @@ def split(question: str) -> list[str]:
         # second part needs the first
         return [question]
     parts = _carry_year(parts)
-    out = [" ".join(filter(None, [context, lead, _question_mark(p)])) for p in parts[:MAX_PARTS]]
+    out = [" ".join(filter(None, [context, lead, _question_mark(p, capital=not lead)])) for p in parts[:MAX_PARTS]]
     return out if len(set(out)) == len(out) else [question]
 
 
@@ -269,6 +269,8 @@ def _carry_year(parts):
     return out
 
 
-def _question_mark(part):
+def _question_mark(part, capital=True):
     part = part.strip().rstrip(",;")
+    if capital:
+        part = part[:1].upper() + part[1:]     # "… und wie lange …?" → "Wie lange …?" (not after "ATZ: ")
     return part if part.endswith(("?", ".", "!")) else part + _END

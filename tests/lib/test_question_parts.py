@@ -30,7 +30,7 @@ from lib.search.parts import MAX_PARTS, split
     # the case described before the asking sentence goes with every part
     ("DN verdient 2026 € 8.000 im Monat. Von welchem Betrag rechne ich die SV und wie hoch ist der DB?",
      ["DN verdient 2026 € 8.000 im Monat. Von welchem Betrag rechne ich die SV?",
-      "DN verdient 2026 € 8.000 im Monat. wie hoch ist der DB?"]),
+      "DN verdient 2026 € 8.000 im Monat. Wie hoch ist der DB?"]),
     # an abbreviation's full stop ends no sentence
     ("ATZ: wie hoch ist der Lohnausgleich, und bis zu welcher mtl. HBGl werden Beiträge bezahlt?",
      ["ATZ: wie hoch ist der Lohnausgleich?", "ATZ: bis zu welcher mtl. HBGl werden Beiträge bezahlt?"]),
