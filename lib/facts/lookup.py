@@ -34,7 +34,7 @@ man ich wir den dem der die das des ein eine einen einem für fürs pro je im in
 zum zur bei beim mit und oder ist sind war wird werden liegt lag höhe betrag wert werte amtlich amtliche
 gesetzlich offiziell welchem welchen zu noch dauert dauern brauch brauche benötige
 darf dürfen durfte auszahlen auszahlt ausgezahlt rechne rechnen rechnet trägt tragen anfällt anfallen fällt fallen
-kassiert kassieren""".split())
+kassiert kassieren eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
 # question words that name a concept word in other words
 _SAME_AS = {"start": "beginn", "startet": "beginn", "anfang": "beginn"}
 # what the question asks for, by its wording: the unit kinds of a fact that answer it (used to choose between

@@ -396,3 +396,11 @@ def test_passages_that_share_only_value_words_with_the_question_are_unrelated():
     # people and value words are no subject: a question with nothing else keeps the old test
     assert rep.related("Wie viel bekommt eine Kollegin pro Arbeitstag steuerfrei?", taggeld)
     assert rep._topics("Meine Kollegin fragt: Betrag der Essensbons 2025?") == {"essensbo"}
+
+
+def test_an_umlaut_and_a_short_compound_head_still_name_the_thing_asked():
+    unit = lambda text: sel.Unit("S1", "lb-x", "2025-01", text)
+    assert rep.related("Wie viel Prozent trägt der DN bei laufenden Bezügen?",
+                       [unit("Der Dienstnehmer trägt bei einem laufenden Bezug 18,07 %.")])
+    assert rep.related("Die Kollegin erwartet ein Kind, errechneter Termin im Mai: ab wann Beschäftigungsverbot?",
+                       [unit("In den letzten acht Wochen vor dem Geburtstermin gilt es.")])

@@ -203,3 +203,8 @@ def test_a_stated_rate_asks_for_the_row_that_holds_it(facts):
     assert answer("Ab welchem Jahreseinkommen gilt 2025 der Grenzsteuersatz von 44 %?", facts) is None
     assert parse_question("Gilt 2025 der Grenzsteuersatz von 40 %?", SYNONYMS) is None or \
         parse_question("Gilt 2025 der Grenzsteuersatz von 40 %?", SYNONYMS).stated is None
+
+
+def test_filler_words_of_a_question_need_no_word_of_the_fact(facts):
+    result = answer("Dienstreise 2025: wie viel Kilometergeld für den eigenen Pkw?", facts)
+    assert result is not None and "€ 0,50 [lb-rk-02]" in result.text
