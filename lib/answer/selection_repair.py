@@ -287,12 +287,15 @@ def asked_year_missing(question: str, chosen: list[Unit]) -> tuple[str, str] | N
     """(asked year, latest year named) when the question names one calendar year and the chosen passages name
     only earlier ones — none the asked year, none a period open towards it ("ab 2025", "seit 1. Jänner 2025"; a
     Stand is no period): the base holds no value for that year, the passages are last year's ("HBGl 2026?"
-    answered with "2024 € 6.060, 2025 € 6.450"). Else None."""
+    answered with "2024 € 6.060, 2025 € 6.450"; "LSt-Tarif 2026?" with the rows of "Lohnsteuertarif 2025"). Else None."""
     years = set(_YEAR_RE.findall(question or ""))
     if len(years) != 1 or not chosen:
         return None
     asked = int(years.pop())
-    text = " ".join(_STAND_YEAR_RE.sub(" ", u.text) for u in chosen)
+    # a passage that names no year is of the year its entry's title or its table's caption names
+    # ("bis € 13.308: 0 %" of "Lohnsteuertarif 2025"); a Stand is no year of the value
+    text = " ".join(_STAND_YEAR_RE.sub(" ", u.text if _YEAR_RE.search(u.text) else f"{u.text} {u.about}")
+                    for u in chosen)
     named = [int(y) for y in _YEAR_RE.findall(text)]
     if not named or max(named) >= asked:
         return None

@@ -404,3 +404,11 @@ def test_an_umlaut_and_a_short_compound_head_still_name_the_thing_asked():
                        [unit("Der Dienstnehmer trägt bei einem laufenden Bezug 18,07 %.")])
     assert rep.related("Die Kollegin erwartet ein Kind, errechneter Termin im Mai: ab wann Beschäftigungsverbot?",
                        [unit("In den letzten acht Wochen vor dem Geburtstermin gilt es.")])
+
+
+def test_a_passage_without_a_year_is_of_the_year_of_its_title():
+    row = sel.Unit("S1", "lb-lst-01", "2025-01", "bis € 13.308: 0 %", "Lohnsteuertarif 2025 Grenzsteuersatz")
+    assert rep.asked_year_missing("LSt-Tarif 2026: bis wohin geht die Nullstufe?", [row]) == ("2026", "2025")
+    assert rep.asked_year_missing("LSt-Tarif 2025: bis wohin geht die Nullstufe?", [row]) is None
+    own_year = sel.Unit("S2", "x", "2025-01", "Ab 2026 gilt € 30.", "Reisekosten 2024")
+    assert rep.asked_year_missing("Taggeld 2026?", [own_year]) is None
