@@ -24,7 +24,7 @@ from ..facts.amounts import value_spans
 from ..facts.lookup import asked_units
 from ..facts.tiers import holds, question_points, staged, tier_of
 from ..search.fulltext import is_value_question
-from ..text.german import ANSWER_STOPWORDS, fold_plain, light_stem, word_tokens
+from ..text.german import ANSWER_STOPWORDS, fold_plain, light_stem, plain_vowels, word_tokens
 from ..text.numbers import CARDINALS
 from .focus import question_numbers, question_terms, term_hits
 from .selection import Unit
@@ -34,19 +34,11 @@ _DATE_KINDS = frozenset({"Termin", "Datum"})
 _YEAR_RE = re.compile(r"(?<![\d.,])(?:19|20)\d{2}(?!\d|[.,]\d)")   # a calendar year, not part of an amount
 
 
-_UMLAUT_FOLDS = str.maketrans({"ä": "a", "ö": "o", "ü": "u"})
-
-
-def _plain_vowels(word: str) -> str:
-    """"bezueg" (Bezügen) and "bezug" alike: the folded umlaut's e dropped."""
-    return word.replace("ae", "a").replace("oe", "o").replace("ue", "u").translate(_UMLAUT_FOLDS)
-
-
 def _matches(term: str, word: str) -> bool:
     """A question word found in a passage word: the same (an umlaut counts as its plain vowel: "Bezügen" and
     "Bezug"), one the beginning of the other (five letters or more), or one the end of a compound ("steuersatz" in
     "grenzsteuersatz", "termi" in "geburtstermi", five letters or more)."""
-    term, word = _plain_vowels(term), _plain_vowels(word)
+    term, word = plain_vowels(term), plain_vowels(word)
     if term == word:
         return True
     if len(term) >= 5 and len(word) >= 5 and (word.startswith(term) or term.startswith(word)):

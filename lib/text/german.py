@@ -246,6 +246,12 @@ ANSWER_STOPWORDS = frozenset(
 )
 
 
+def plain_vowels(folded: str) -> str:
+    """A folded word with its folded umlauts as plain vowels: "bezueg" (Bezügen) → "bezug", as "Bezug" folds;
+    for comparing a plural or an umlauted form with its stem, never for display."""
+    return folded.replace("ae", "a").replace("oe", "o").replace("ue", "u")
+
+
 def word_tokens(text: str) -> list[str]:
     """Words as written (letters and digits, any script), in order."""
     return _PLAIN_WORD_RE.findall(text or "")
