@@ -24,7 +24,7 @@ from ..facts.amounts import value_spans
 from ..facts.lookup import asked_units
 from ..facts.tiers import holds, question_points, staged, tier_of
 from ..search.fulltext import is_value_question
-from ..text.german import ANSWER_STOPWORDS, fold_plain, light_stem, plain_vowels, word_tokens
+from ..text.german import fold_plain, light_stem, plain_vowels, word_tokens
 from ..text.numbers import CARDINALS
 from .focus import question_numbers, question_terms, term_hits
 from .selection import Unit
@@ -51,47 +51,14 @@ def _with_expansions(question: str, expansions=()) -> set[str]:
     return question_terms(question) | {light_stem(fold_plain(w)) for e in expansions for w in e.split() if len(w) >= 3}
 
 
-# nouns a question uses around the thing it asks about: the value asked ("Betrag", "Satz", "steuerfrei"), the
-# period or unit, the people and places of a case ("Kollegin", "Chef", "Firma"). A passage that shares only these
-# with the question ("pro Arbeitstag steuerfrei" for "Essensgutscheine – wie viel pro Arbeitstag steuerfrei?")
-# answers another question.
-_NOT_TOPIC = frozenset(light_stem(fold_plain(w)) for w in """
-    Betrag Beträge Satz Sätze Prozent Prozentsatz Höhe Grenze Obergrenze Wert Werte Summe Euro Cent Zahl Frage
-    Steuerfrei Steuerpflichtig Beitragsfrei Lohnsteuerfrei Monatlich Jährlich Maximal Höchstens Mindestens
-    Tag Tage Arbeitstag Arbeitstage Woche Wochen Monat Monate Jahr Jahre Stunde Stunden Zeit Ende Anfang
-    DN DG AG AN Arbeitgeber Arbeitnehmer Arbeitnehmerin Dienstnehmer Dienstnehmerin Dienstgeber Mitarbeiter
-    Mitarbeiterin Mitarbeiterinnen Kollege Kollegin Kollegen Chef Chefin Person Leute Frau Mann Firma Betrieb
-    Angestellter Angestellte Angestellten Arbeiter Arbeiterin Mein Meine Unser Unsere Sein Seine Ihre
-    Unternehmen Arbeit Job Lohn Gehalt Entgelt Abrechnung Lohnabrechnung Fall Regel Regeln Wissensbasis
-    Ich Du Wir Ihr Sie Was Wie Wo Wann Wer Welche Welcher Welches Gibt Gilt Gelten Muss Darf Kann Ist Sind Hat
-    Bis Ab Für Bei Im Am Und Oder Mit Ohne Pro Je Bitte Danke Hallo
-""".split())
-
-
-def _topics(question: str) -> set[str]:
-    """The nouns of the question that name what it asks about (capitalised words and their hyphen parts, folded
-    and stemmed), without :data:`_NOT_TOPIC`."""
-    out = set()
-    for word in re.findall(r"\b[A-ZÄÖÜ][\wÄÖÜäöüß]*(?:-[\wÄÖÜäöüß]+)*", question or ""):
-        for part in [word, *word.split("-")]:
-            stem = light_stem(fold_plain(part))
-            if (len(stem) >= 3 and stem not in _NOT_TOPIC and fold_plain(part) not in _NOT_TOPIC
-                    and fold_plain(part) not in ANSWER_STOPWORDS):
-                out.add(stem)
-    return out
-
-
 def related(question: str, chosen: list[Unit], expansions=()) -> bool:
-    """Do the chosen passages name anything the question asks about: one of its nouns that name the thing asked
-    (:func:`_topics`; when it has none, any content word) or of the synonym table's expansions, in one of the
-    passages, their entry's title or their table's header (a row "2025: € 551,10" under "Geringfügigkeitsgrenze
-    monatlich")? A small model that answers "What is the FICA tax rate?" with the rows of an overtime table,
-    "Wie hoch ist das Existenzminimum?" with the Höchstbeitragsgrundlage, or "Essensgutscheine – wie viel pro
-    Arbeitstag steuerfrei?" with the Taggeld, picked passages that share only value words with the question: that
-    is a refusal. A figure of the question other than a year in a passage also counts."""
-    topics = _topics(question)
-    expanded = {light_stem(fold_plain(w)) for e in expansions for w in e.split() if len(w) >= 3}
-    terms = topics | expanded if topics else _with_expansions(question, expansions)
+    """Do the chosen passages name anything the question asks about: one of its content words (or of the synonym
+    table's expansions of them) in one of the passages, their entry's title or their table's header (a row "2025:
+    € 551,10" under "Geringfügigkeitsgrenze monatlich")? A small model that answers "What is the FICA tax rate?"
+    with the rows of an overtime table, or "Wie hoch ist das Existenzminimum?" with the Höchstbeitragsgrundlage,
+    picked passages that share no word with the question: that is a refusal. A figure of the question other than a
+    year in a passage also counts."""
+    terms = _with_expansions(question, expansions)
     words = {light_stem(fold_plain(w)) for u in chosen for w in word_tokens(f"{u.text} {u.about}") if len(w) >= 3}
     if any(_matches(t, w) for t in terms for w in words):
         return True
