@@ -36,7 +36,13 @@ def merge(parts: list[str], answers: list[AgentAnswer]) -> AgentAnswer:
         return answers[0]
     statuses = [a.status for a in answers]
     status = "beantwortet" if "beantwortet" in statuses else statuses[0]
-    texts = [heading(label) + "\n" + (a.answer or "").strip() for label, a in zip(labels(parts), answers)]
+    bodies = [(a.answer or "").strip() for a in answers]
+    # the same notice opening several parts ("Ohne KI-Antwort (Notbetrieb): …") is read once, above the first
+    for n, body in enumerate(bodies[1:], start=1):
+        first_line = body.split("\n", 1)[0]
+        if first_line.startswith("**") and bodies[0].startswith(first_line):
+            bodies[n] = body[len(first_line):].strip()
+    texts = [heading(label) + "\n" + body for label, body in zip(labels(parts), bodies)]
     cited, conflicts, seen = [], [], set()
     for a in answers:
         cited += [i for i in a.cited_ids if i not in cited]

@@ -121,3 +121,12 @@ def test_merge_retrievals_takes_each_parts_best_first():
     assert merged.chunks == {1: "x", 2: "y"} and set(merged.entry_info) == {"a", "b", "c", "d"}
     assert merged.timings["retrieve_ms"] == 7 and merged.degraded == "ohne KI"
     assert answer_parts.merge_retrievals([None]) is None
+
+
+def test_a_notice_that_opens_every_part_is_read_once():
+    banner = "**Ohne KI-Antwort (Notbetrieb):** Das Sprachmodell ist nicht erreichbar."
+    merged = answer_parts.merge(["A?", "B?"], [_answer("notbetrieb", banner + "\n\n> a [x]", ["x"]),
+                                               _answer("notbetrieb", banner + "\n\n> b [y]", ["y"])])
+    assert merged.answer.count("Ohne KI-Antwort") == 1
+    assert merged.answer.index("**A?**") < merged.answer.index("Ohne KI-Antwort") < merged.answer.index("**B?**")
+    assert "> b [y]" in merged.answer
