@@ -339,6 +339,12 @@ class PvKbAgent(models.AbstractModel):
                 if verdict.refuse:
                     prepared.verdict = verdict
                     return prepared
+                chunks = self.env["pv.kb.chunk"]
+                subject = gate.unknown_subject(question, chunks._lexicon(), chunks._synonym_terms())
+                if subject:
+                    # the question's label names a subject no word of the base names: its neighbours are no answer
+                    prepared.verdict = gate.Verdict(True, "unknown_subject", [], subject=subject)
+                    return prepared
                 if settings.get("fact_answers"):
                     # a value question the facts of the retrieved entries answer: no context, no model needed
                     prepared.fact_answer = self.env["pv.kb.fact"]._answer(question, retrieval.entry_ids)

@@ -70,6 +70,11 @@ class PvKbChunkIndex(models.Model):
                             lambda: fulltext.parse_synonyms(self.env["pv.kb.synonym"].sudo()._rows()))
 
     @api.model
+    def _synonym_terms(self):
+        """The folded words of the synonym table's terms (lib/answer/gate.unknown_subject counts them as known)."""
+        return frozenset(w for entry in self._synonyms().entries for w in entry.words)
+
+    @api.model
     def _lexeme_df(self):
         """Document frequency of every lexeme in the full-text index (ts_stat): (chunks, {lexeme: n}, sorted)."""
         def build():

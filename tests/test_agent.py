@@ -204,6 +204,18 @@ class TestAgent(AgentCase):
         self.assertEqual(result.cited_ids, [])
         self.assertTrue(result.retrieved_ids, "the search ran; the refusal comes after it")
 
+    def test_a_label_the_base_never_names_is_refused_before_the_model(self):
+        """No word of the demo base names Kurzarbeit: the Altersteilzeit passages nearby are no answer."""
+        result = self.agent._ask("Kurzarbeit: welche Nettoersatzrate gilt für die Mitarbeiter?")
+        self.assertEqual(self.chat_requests(), [])
+        self.assertEqual(result.status, "verweigert")
+        self.assertIn("„Kurzarbeit“", result.answer)
+        self.assertEqual(result.cited_ids, [])
+        self.assertTrue(result.retrieved_ids, "the search ran; the refusal comes after it")
+        # a label the base names in other words goes on to the model
+        self.agent._ask("Pendler Euro: wie viel gibt es pro Kilometer?")
+        self.assertTrue(self.chat_requests())
+
     def test_ollama_down_gives_extractive_answer_with_citations(self):
         self.set_settings(ollama_url="http://127.0.0.1:9")
         started = time.monotonic()

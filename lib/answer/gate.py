@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..search import compounds
+from ..text.german import fold_plain, light_stem
 from .types import REFUSAL_TEXT
 
 # Cosine similarity floor for the best dense hit.  It depends on the embedding
@@ -42,6 +44,7 @@ class Verdict:
     refuse: bool
     reason: str
     topics: list[str]
+    subject: str = ""      # unknown_subject: the label's noun the base does not name
 
 
 def decide(evidence: Evidence, dense_floor: float | None = None) -> Verdict:
@@ -61,6 +64,8 @@ def decide(evidence: Evidence, dense_floor: float | None = None) -> Verdict:
 def refusal_answer(verdict: Verdict) -> str:
     """The honest refusal, naming the nearest clusters when there are any."""
     text = REFUSAL_TEXT
+    if verdict.subject:
+        text = f"Zu „{verdict.subject}“ enthält die Wissensbasis keine Aussage."
     if verdict.topics:
         names = ", ".join(t.replace("_", " ") for t in verdict.topics)
         text += f"\n\nAm nächsten liegen die Themen der Wissensbasis: {names}."
@@ -90,3 +95,104 @@ def other_country(question: str, texts) -> str | None:
         if pattern.search(question or "") and not any(pattern.search(t or "") for t in texts):
             return name
     return None
+
+
+# A question that opens with its subject as a label ("Kurzarbeit: welche Nettoersatzrate …", "Essensgutscheine für
+# Mitarbeiter – wie viel …") names what it asks about. When the base's own words never name that subject — not as
+# a word, a compound of its words, a synonym-table term, nor one letter off —, the nearest passages are about
+# something else (Altersteilzeit for Kurzarbeit, the Wohnung for a Firmenparkplatz): a refusal, before retrieval's
+# neighbours reach the model. Only the label's nouns are checked: abbreviations, adjectives, figures and the
+# words of a chat opening ("Kurze Frage:") are not, nor a label that names a person ("Frau Maier: …").
+_LEAD_RE = re.compile(r"^\s*(?P<lead>[^:?!.;–—]{3,80}?)(?::|\s[–—-])\s+\S")
+_LEAD_NOT_LABEL = re.compile(r"\b(?:wie|was|welche\w*|wann|wo|warum|wer|wieso|ab|bis|ist|sind|wird|werden|hat|"
+                             r"haben|kann|muss|darf|soll|gilt|bin|bist|du|ich|wir|uns|mir|mich)\b", re.I)
+# words that end the subject phrase of a label: a preposition, an article, a conjunction
+_PHRASE_END = frozenset("""für fürs in im ins der die das des dem den mit als nach bei beim und oder aus vom von zum
+zur an am auf ohne über unter pro je seit vor ab bis bzw""".split())
+_PERSON_WORDS = frozenset("""herr frau hr fr kollege kollegin mitarbeiter mitarbeiterin ma dn an arbeitnehmer
+arbeitnehmerin dienstnehmer dienstnehmerin angestellter angestellte arbeiter arbeiterin lehrling""".split())
+_CHAT_WORDS = frozenset("""frage fragen kurze kurz bitte hallo hilfe info thema achtung hinweis beispiel notiz nachtrag
+dringend eilig danke servus update nochmal noch eine einer zweite letzte neue""".split())
+_ADJECTIVE_RE = re.compile(r"(?:ig|lich|los|isch|bar|sam|haft|ell|iv|al)(?:e|er|es|en|em)?$")
+_SHOUTED_RE = re.compile(r"\b[A-ZÄÖÜ]{5,}\b|[()\[\]]")
+_MIN_PART = 5          # a compound counts as known when it splits into known words of five letters or more
+
+
+def unknown_subject(question: str, lexicon, synonym_terms=frozenset()) -> str | None:
+    """The noun of the question's opening label that no word of the base names, else None.
+
+    ``lexicon``: lib/search/compounds.Lexicon of the active base (folded words); ``synonym_terms``: the folded
+    words of the synonym table's terms (a term the table maps counts as known)."""
+    match = _LEAD_RE.match(question or "")
+    if not match:
+        return None
+    lead = match.group("lead")
+    words = lead.split()
+    if len(words) > 6 or "," in lead or _LEAD_NOT_LABEL.search(lead) or _SHOUTED_RE.search(lead):
+        return None          # a sentence, an address or an instruction ("SYSTEM-HINWEIS: …"), not a label
+    run = []                 # the label's opening noun phrase, up to a preposition, article or conjunction
+    for raw in words:
+        word = raw.strip("\"'„“”‚‘’()[]{}«»,")
+        if word.lower() in _PHRASE_END:
+            break
+        run.append(word)
+    nouns = [w for w in run if w[:1].isupper() and any(c.isalpha() for c in w)]
+    if not nouns or any(fold_plain(p) in _PERSON_WORDS for w in run for p in re.split(r"[-/]", w)):
+        return None          # no noun, or a person's case ("Frau Maier: …"), not a subject
+    # the head of the phrase: its last noun ("Gebrauchtes Leasingauto", "Großes Pendler Pauschale"), with the
+    # parts of a hyphenated one ("Gratis-Firmenparkplatz")
+    for piece in re.split(r"[-/]", nouns[-1]):
+        folded = fold_plain(piece)
+        if (len(piece) < 4 or not piece.isalpha() or sum(c.isupper() for c in piece) > 1
+                or folded in _CHAT_WORDS or _ADJECTIVE_RE.search(folded)):
+            continue             # abbreviations, adjectives, figures and chat words are not checked
+        if not _known(folded, lexicon, synonym_terms):
+            return nouns[-1]
+    return None
+
+
+def _known(word: str, lexicon, synonym_terms) -> bool:
+    """Is ``word`` (folded) a word of the base: itself or without an inflection ending, the first or last part of
+    one of its words ("pendler" of "pendlerpauschale"), a compound of such parts (each of five letters or more:
+    "kleinverdiener", not "kurz|arbeit"), a synonym-table term, or one letter off a word of the base (a typo)?"""
+    counts = getattr(lexicon, "counts", lexicon)
+    forms = _forms(word)
+    if any(f in synonym_terms for f in forms) or any(_part_known(f, counts) for f in forms):
+        return True
+    if any(_compound_known(f, counts) for f in forms):
+        return True
+    # a typo: one letter off a word of the base or off its beginning ("widereingliederungs")
+    return len(word) >= 8 and any(_one_letter_off(f, known[:n]) for f in forms for known in counts
+                                  if known[:2] == f[:2] and len(known) >= len(f) - 1
+                                  for n in {len(f) - 1, len(f), len(f) + 1})
+
+
+def _forms(word: str) -> set[str]:
+    return {word, light_stem(word)} | {word[: -len(e)] for e in compounds.INFLECTIONS
+                                       if word.endswith(e) and len(word) - len(e) >= 4}
+
+
+def _part_known(part: str, counts) -> bool:
+    if part in counts:
+        return True
+    return len(part) >= 4 and any(w.startswith(part) or w.endswith(part) for w in counts)
+
+
+def _compound_known(word: str, counts, depth: int = 0) -> bool:
+    for cut in range(_MIN_PART, len(word) - 3):
+        head, tail = word[:cut], word[cut:]
+        heads = {head} | ({head[:-1]} if head.endswith("s") and len(head) > _MIN_PART else set())
+        if any(_part_known(h, counts) for h in heads) and (
+                _part_known(tail, counts) or (depth < 1 and _compound_known(tail, counts, depth + 1))):
+            return True
+    return False
+
+
+def _one_letter_off(a: str, b: str) -> bool:
+    """One letter inserted, dropped or replaced."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return a == b
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    return a[i + 1:] == b[i + 1:] or a[i:] == b[i + 1:] or a[i + 1:] == b[i:]
