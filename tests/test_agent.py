@@ -213,7 +213,7 @@ class TestAgent(AgentCase):
         self.assertEqual(result.cited_ids, [])
         self.assertTrue(result.retrieved_ids, "the search ran; the refusal comes after it")
         # a label the base names in other words goes on to the model
-        self.agent._ask("Pendler Euro: wie viel gibt es pro Kilometer?")
+        self.agent._ask("Sonder Zahlungen: wie hoch ist der Freibetrag?")
         self.assertTrue(self.chat_requests())
 
     def test_ollama_down_gives_extractive_answer_with_citations(self):
