@@ -114,38 +114,54 @@ arbeitnehmerin dienstnehmer dienstnehmerin angestellter angestellte arbeiter arb
 _CHAT_WORDS = frozenset("""frage fragen kurze kurz bitte hallo hilfe info thema achtung hinweis beispiel notiz nachtrag
 dringend eilig danke servus update nochmal noch eine einer zweite letzte neue""".split())
 _ADJECTIVE_RE = re.compile(r"(?:ig|lich|los|isch|bar|sam|haft|ell|iv|al)(?:e|er|es|en|em)?$")
+# the opening of an asking sentence and the (at most two words of the) phrase it asks about: "Wie hoch ist die
+# Kurzarbeitsbeihilfe", "Sind Essensgutscheine", "Welche Mindestprofiltiefe"
+_ASKED_SUBJECT_RE = re.compile(
+    r"^(?:wie\s+(?:hoch|viel|lange)\s+(?:ist|sind|war|beträgt|betragen)|was\s+(?:ist|sind|gilt\s+für)|gibt\s+es|"
+    r"welche[rsn]?|gilt|ist|sind)\s+(?:(?:der|die|das|den|dem|eine?n?|beim?|für)\s+)?(?P<phrase>(?:\S+\s*){1,2})",
+    re.I)
 _SHOUTED_RE = re.compile(r"\b[A-ZÄÖÜ]{5,}\b|[()\[\]]")
 _MIN_PART = 5          # a compound counts as known when it splits into known words of five letters or more
 
 
 def unknown_subject(question: str, lexicon, synonym_terms=frozenset()) -> str | None:
-    """The noun of the question's opening label that no word of the base names, else None.
+    """The subject the question names that no word of the base names, else None: the head noun of its opening
+    label ("Kurzarbeit: …") or of what its asking sentence asks about ("Wie hoch ist die Kurzarbeitsbeihilfe …?",
+    "Sind Essensgutscheine …?").
 
     ``lexicon``: lib/search/compounds.Lexicon of the active base (folded words); ``synonym_terms``: the folded
     words of the synonym table's terms (a term the table maps counts as known)."""
     match = _LEAD_RE.match(question or "")
-    if not match:
-        return None
-    lead = match.group("lead")
-    words = lead.split()
-    if len(words) > 6 or "," in lead or _LEAD_NOT_LABEL.search(lead) or _SHOUTED_RE.search(lead):
-        return None          # a sentence, an address or an instruction ("SYSTEM-HINWEIS: …"), not a label
-    run = []                 # the label's opening noun phrase, up to a preposition, article or conjunction
+    if match:
+        lead = match.group("lead")
+        if len(lead.split()) > 6 or "," in lead or _LEAD_NOT_LABEL.search(lead) or _SHOUTED_RE.search(lead):
+            return None      # a sentence, an address or an instruction ("SYSTEM-HINWEIS: …"), not a label
+        return _unknown_head(lead.split(), lexicon, synonym_terms)
+    asking = re.split(r"(?<=[.!?])\s+", (question or "").strip())[-1]
+    match = _ASKED_SUBJECT_RE.match(asking)
+    if match:
+        return _unknown_head(match.group("phrase").split(), lexicon, synonym_terms)
+    return None
+
+
+def _unknown_head(words, lexicon, synonym_terms) -> str | None:
+    """The head of a noun phrase (its last noun before a preposition, article or conjunction: "Gebrauchtes
+    Leasingauto", "Großes Pendler Pauschale"; each part of a hyphenated one: "Gratis-Firmenparkplatz") when the
+    base does not know it, else None."""
+    run = []
     for raw in words:
-        word = raw.strip("\"'„“”‚‘’()[]{}«»,")
+        word = raw.strip("\"'„“”‚‘’()[]{}«»,?!.")
         if word.lower() in _PHRASE_END:
             break
         run.append(word)
     nouns = [w for w in run if w[:1].isupper() and any(c.isalpha() for c in w)]
     if not nouns or any(fold_plain(p) in _PERSON_WORDS for w in run for p in re.split(r"[-/]", w)):
         return None          # no noun, or a person's case ("Frau Maier: …"), not a subject
-    # the head of the phrase: its last noun ("Gebrauchtes Leasingauto", "Großes Pendler Pauschale"), with the
-    # parts of a hyphenated one ("Gratis-Firmenparkplatz")
     for piece in re.split(r"[-/]", nouns[-1]):
         folded = fold_plain(piece)
         if (len(piece) < 4 or not piece.isalpha() or sum(c.isupper() for c in piece) > 1
                 or folded in _CHAT_WORDS or _ADJECTIVE_RE.search(folded)):
-            continue             # abbreviations, adjectives, figures and chat words are not checked
+            continue         # abbreviations, adjectives, figures and chat words are not checked
         if not _known(folded, lexicon, synonym_terms):
             return nouns[-1]
     return None

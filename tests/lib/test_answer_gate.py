@@ -89,9 +89,9 @@ def test_words_compounds_parts_and_typos_of_the_base_are_known():
     assert unknown_subject("Kurzarbeit – wie lange?", _BASE) == "Kurzarbeit"
 
 
-def test_only_a_label_is_checked_and_only_its_subject():
+def test_only_a_label_and_only_its_subject_are_checked():
     from lib.answer.gate import unknown_subject
-    for question in ("Wie hoch ist die Kurzarbeitsbeihilfe?",                # no label
+    for question in ("Kurzarbeit wird beantragt – wie lange?",               # a sentence, not a label
                      "ATZ: wie viel ersetzt das AMS?",                        # an abbreviation
                      "Frau Tiefenbacher: Kurzarbeit oder Altersteilzeit?",    # a person's case
                      "Kurze Frage: wie hoch ist der Pendlereuro?",            # a chat opening
@@ -110,3 +110,19 @@ def test_a_synonym_table_term_counts_as_known():
 def test_the_refusal_names_the_unknown_subject():
     verdict = gate.Verdict(True, "unknown_subject", [], subject="Kurzarbeit")
     assert gate.refusal_answer(verdict) == "Zu „Kurzarbeit“ enthält die Wissensbasis keine Aussage."
+
+
+def test_the_subject_an_asking_sentence_asks_about_is_checked_too():
+    from lib.answer.gate import unknown_subject
+    assert unknown_subject("Wie hoch ist die Kurzarbeitsbeihilfe pro Ausfallstunde?", _BASE) == "Kurzarbeitsbeihilfe"
+    assert unknown_subject("Sind Jobtickets für Mitarbeiter steuerfrei?", _BASE) == "Jobtickets"
+    assert unknown_subject("Wir überlegen noch. Welche Tiefgaragenplätze gelten als Sachbezug?", _BASE) \
+        == "Tiefgaragenplätze"
+    for question in ("Wie hoch ist das Pendlerpauschale ab 20 km?",
+                     "Wie hoch ist der steuerfreie Pendler Euro?",           # adjective skipped, compound apart
+                     "Welche Kündigungsfrist gilt für den Arbeitnehmer?",
+                     "Gilt die Altersteilzeit auch für Teilzeitkräfte?",
+                     "Ist das steuerfrei?",
+                     "Wie viel Urlaub steht mir zu?",                        # no copula: not checked
+                     "Was bekommt ein Lehrling?"):
+        assert unknown_subject(question, _BASE) is None, question
