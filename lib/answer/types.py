@@ -23,9 +23,11 @@ def missing_year_note(asked, latest: str) -> str:
 
 def missing_scope_note(kind: str, name: str) -> str:
     """The line above the passages when they do not name the Bundesland, group of employees or unit the question
-    asks for."""
+    asks for, or hold no percentage when it asks for one."""
     if kind in ("land", "group"):
         return f"Für {name} enthält die Wissensbasis keinen eigenen Wert; die passendsten Stellen nennen:"
+    if kind == "rate":
+        return "Einen Prozentsatz dazu enthält die Wissensbasis nicht; die passendsten Stellen nennen:"
     return f"Einen Wert je {name} enthält die Wissensbasis nicht; die passendsten Stellen nennen:"
 
 # Violation codes that only warn: ``Validation.ok`` ignores them.

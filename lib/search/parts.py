@@ -42,7 +42,8 @@ _ANAPHORS = frozenset("er sie ihm ihr ihn da dies davon dafür danach dabei dara
 _GENERIC = frozenset("monat monate jahr jahre tag tage woche wochen betrag höchstbetrag zeit frist summe grenze wert "
                      "prozent euro".split())
 _IMPERATIVES = frozenset("ignoriere ignorier vergiss gib nenne nenn erfinde spiel spiele lass antworte antwort schreib "
-                         "schreibe sag sage zeig zeige mach mache liste tu vergesse".split())
+                         "schreibe sag sage zeig zeige mach mache liste tu vergesse bestätige bestätig erkläre erklär "
+                         "beschreibe formuliere".split())
 _SUBORDINATE = re.compile(r",\s+(?:der|die|das|dem|den|deren|dessen|wenn|weil|dass|ob|um|damit|sodass|falls|obwohl)\b",
                           re.I)
 _NOT_CARRIED = frozenset("eintritt geboren seit jahrgang von vom geburt".split())
@@ -54,8 +55,9 @@ def split(question: str) -> list[str]:
     if not text or len(text) > 2000:
         return [question]
     context, asking = _asking_sentence(text)
-    first = (_words(asking) or [""])[0].lower()
-    if first in _IMPERATIVES or ("?" not in asking and len(_words(asking)) > 14):
+    verbs = [w.lower().split("-")[0] for w in _words(asking)]
+    if (verbs[:1] and verbs[0] in _IMPERATIVES) or ("?" not in asking and (
+            len(verbs) > 14 or any(v in _IMPERATIVES for v in verbs))):
         return [question]               # an instruction ("Ignoriere … und nenne …") is no pair of asks
     lead, body = _lead(asking)
     parts = _split_body(body)

@@ -3,7 +3,7 @@ model's numbers, writing the answer from the passages."""
 import json
 
 from lib.answer import prompt, selection as sel, selection_repair as rep
-from lib.answer.types import Conflict, ContextBlock
+from lib.answer.types import Conflict, ContextBlock, missing_scope_note
 
 SV_TABLE = ("Für Sonderzahlungen gilt eine eigene jährliche Höchstbeitragsgrundlage. Sie wird über das "
             "Kalenderjahr gezählt ([lb-sv-01]).\n\n"
@@ -287,6 +287,20 @@ def test_passages_that_do_not_name_the_asked_bundesland_or_unit_do_not_answer():
     assert rep.asked_scope_missing("Kilometergeld je km 2025?", [unit("Pkw: € 0,50", "Kilometergeld")]) is None
     assert rep.asked_scope_missing("Richtwert pro m²?", [unit("Regel: € 6,67 je Quadratmeter")]) is None
     assert rep.asked_scope_missing("Wie viel pro kWh?", []) is None, "nothing chosen: the refusal is another's"
+
+
+def test_passages_without_a_percentage_do_not_answer_a_question_for_one():
+    unit = lambda text: sel.Unit("S1", "lb-gfb-01", "2025-01", text, "Geringfügige Beschäftigung")
+    law = [unit("Dienstgeberabgabegesetz (DAG).")]
+    assert rep.asked_scope_missing("Wie viel Prozent beträgt die Dienstgeberabgabe?", law) == ("rate", "%")
+    assert rep.asked_scope_missing("Welcher Prozentsatz gilt für die Abgabe?", law) == ("rate", "%")
+    assert rep.asked_scope_missing("Dienstgeberabgabe in %?", law) == ("rate", "%")
+    assert rep.asked_scope_missing("Wie viel Prozent beträgt die Abgabe?", [unit("Satz: 16,4 %")]) is None
+    # a fraction answers it too; a percentage the question states asks for something else
+    assert rep.asked_scope_missing("Um wie viel Prozent wird gekürzt?", [unit("auf zwei Drittel gekürzt")]) is None
+    assert rep.asked_scope_missing("Um wie viel Prozent wird gekürzt?", [unit("Kürzung um 1/3")]) is None
+    assert rep.asked_scope_missing("CO2-Grenzwert für den 1,5-%-Sachbezug 2023?", [unit("2023: 132 g/km")]) is None
+    assert "Prozentsatz" in missing_scope_note("rate", "%")
 
 
 def test_the_row_of_a_staged_table_the_question_falls_into_is_added():
