@@ -120,6 +120,10 @@ _ASKED_SUBJECT_RE = re.compile(
     r"^(?:wie\s+(?:hoch|viel|lange)\s+(?:ist|sind|war|beträgt|betragen)|was\s+(?:ist|sind|gilt\s+für)|gibt\s+es|"
     r"welche[rsn]?|gilt|ist|sind)\s+(?:(?:der|die|das|den|dem|eine?n?|beim?|für)\s+)?(?P<phrase>(?:\S+\s*){1,2})",
     re.I)
+# inside the asking sentence: a capitalised noun (one or two) right after "ist", "sind", "gilt", "bleibt" and an
+# article
+_VERB_SUBJECT_RE = re.compile(r"\b(?:ist|sind|gilt|gelten|bleibt|bleiben)\s+(?:(?:der|die|das|den|dem|eine?n?)\s+)?"
+                              r"(?P<phrase>[A-ZÄÖÜ][\w-]+(?:\s+[A-ZÄÖÜ][\w-]+)?)")
 _SHOUTED_RE = re.compile(r"\b[A-ZÄÖÜ]{5,}\b|[()\[\]]")
 _MIN_PART = 5          # a compound counts as known when it splits into known words of five letters or more
 
@@ -127,7 +131,7 @@ _MIN_PART = 5          # a compound counts as known when it splits into known wo
 def unknown_subject(question: str, lexicon, synonym_terms=frozenset()) -> str | None:
     """The subject the question names that no word of the base names, else None: the head noun of its opening
     label ("Kurzarbeit: …") or of what its asking sentence asks about ("Wie hoch ist die Kurzarbeitsbeihilfe …?",
-    "Sind Essensgutscheine …?").
+    "Sind Essensgutscheine …?", "Bis zu welchem Betrag sind Essensgutscheine …?").
 
     ``lexicon``: lib/search/compounds.Lexicon of the active base (folded words); ``synonym_terms``: the folded
     words of the synonym table's terms (a term the table maps counts as known)."""
@@ -141,6 +145,11 @@ def unknown_subject(question: str, lexicon, synonym_terms=frozenset()) -> str | 
     match = _ASKED_SUBJECT_RE.match(asking)
     if match:
         return _unknown_head(match.group("phrase").split(), lexicon, synonym_terms)
+    for match in _VERB_SUBJECT_RE.finditer(asking):
+        # "Bis zu welchem Betrag sind Essensgutscheine … steuerfrei?": the noun after the verb
+        unknown = _unknown_head(match.group("phrase").split(), lexicon, synonym_terms)
+        if unknown:
+            return unknown
     return None
 
 
@@ -169,7 +178,8 @@ def _unknown_head(words, lexicon, synonym_terms) -> str | None:
 
 def _known(word: str, lexicon, synonym_terms) -> bool:
     """Is ``word`` (folded) a word of the base: itself or without an inflection ending, the first or last part of
-    one of its words ("pendler" of "pendlerpauschale"), a compound of such parts (each of five letters or more:
+    one of its words ("pendler" of "pendlerpauschale"; of six letters or more, a part inside one: "deckel" of
+    "gedeckelt"), a compound of such parts (each of five letters or more:
     "kleinverdiener", not "kurz|arbeit"), a synonym-table term, or one letter off a word of the base (a typo)?"""
     counts = getattr(lexicon, "counts", lexicon)
     forms = _forms(word)
@@ -191,6 +201,8 @@ def _forms(word: str) -> set[str]:
 def _part_known(part: str, counts) -> bool:
     if part in counts:
         return True
+    if len(part) >= 6:          # inside one of them ("deckel" in "gedeckelt")
+        return any(part in w for w in counts)
     return len(part) >= 4 and any(w.startswith(part) or w.endswith(part) for w in counts)
 
 

@@ -126,3 +126,15 @@ def test_the_subject_an_asking_sentence_asks_about_is_checked_too():
                      "Wie viel Urlaub steht mir zu?",                        # no copula: not checked
                      "Was bekommt ein Lehrling?"):
         assert unknown_subject(question, _BASE) is None, question
+
+
+def test_the_noun_after_the_verb_of_the_asking_sentence_is_checked_too():
+    from lib.answer.gate import unknown_subject
+    assert unknown_subject("Bis zu welchem Betrag sind Jobtickets für Mitarbeiter steuerfrei?", _BASE) == "Jobtickets"
+    assert unknown_subject("Ab wann gilt die Kurzarbeitsbeihilfe?", _BASE) == "Kurzarbeitsbeihilfe"
+    for question in ("Bis zu welchem Betrag ist der Richtwert je Quadratmeter maßgeblich?",
+                     "Wo ist der Deckel beim Sachbezug?",                    # a part inside "gedeckelt"
+                     "Ab wann ist die Frau Tiefenbacher im Mutterschutz?",    # a person
+                     "Bis wann ist das zu melden?"):                          # no noun
+        assert unknown_subject(question, _lexicon("Der Sachbezug ist gedeckelt. Richtwert je Quadratmeter.")) \
+            is None, question
