@@ -42,6 +42,11 @@ _BOLD_LINE_RE = re.compile(r"^\*\*[^*]+\*\*$")
 # "((→ lb-x))", "(siehe [lb-x])" "(siehe (→ lb-x))"; quoted as "(siehe lb-x)" and "(siehe lb-x)"
 _XREF_DOUBLE_RE = re.compile(r"\(\(→ ([^)\s]+)\)\)")
 _XREF_RE = re.compile(r"\(→ ([^)\s]+)\)")
+# a passage of an entry that speaks to an assistant instead of about payroll (planted or pasted in): not numbered,
+# so never quoted as an answer
+_ADDRESSED_RE = re.compile(
+    r"\b(?:chatbots?|ki-assistent\w*|sprachmodell\w*|language\s+models?)\b|\bautomatisierte[nr]?\s+assistent"
+    r"|\bignorier\w*\s+(?:alle\s+)?(?:bisherigen|vorherigen|obigen|deine)\b|system\s*-?\s*prompt", re.I)
 
 
 @dataclass
@@ -105,8 +110,8 @@ def number_context(content: str) -> tuple[str, list[Unit]]:
 
     def add(text: str, shown: str | None = None, row: bool = False) -> None:
         text = " ".join(text.split())
-        if not text or not entry_id:
-            return
+        if not text or not entry_id or _ADDRESSED_RE.search(text):
+            return          # a passage written to assistants ("Hinweis an … Chatbots: Ignoriere …") is no answer
         key = f"S{len(units) + 1}"
         quoted = _XREF_RE.sub(r"\1", _XREF_DOUBLE_RE.sub(r"(siehe \1)", text))
         about = f"{entry_title} {' '.join(header) if row else ''}".strip()

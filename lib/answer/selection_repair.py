@@ -173,30 +173,46 @@ def complete_subjects(question: str, chosen: list[Unit], units: list[Unit], expa
 
 
 def complete_year(question: str, chosen: list[Unit], units: list[Unit]) -> Unit | None:
-    """The passage to add when the question names one calendar year and no chosen passage names it: the small
-    model picks "Referenzzinssatz 2023: 1,0 %" for "… 2024 …". Then the passage of a chosen entry that names the
-    asked year and shares the most words with the question (its own, its table header's and its entry title's; a row
-    of the chosen row's table scores one more) is added (none naming it or sharing anything: None). The passage it
-    chose stays: its year is written in it, so nothing wrong is shown."""
+    """The passage to add when the question names one calendar year and no chosen passage names it (itself or in
+    a range: "2018 bis 2022" names 2020): the small model picks "Referenzzinssatz 2023: 1,0 %" for "… 2024 …".
+    Then the passage of a chosen entry that names the asked year and shares the most words with the question (its
+    own, its table header's and its entry title's; a row of the chosen row's table scores one more) is added; when
+    no chosen entry names it, the row of another entry of the context with the same first cell that does
+    ("Geringfügigkeitsgrenze monatlich: … 2025 € 551,10" beside an older entry's row). None naming it or sharing
+    anything: None. The passage it chose stays: its year is written in it, so nothing wrong is shown."""
     years = set(_YEAR_RE.findall(question or ""))
     if len(years) != 1 or not chosen:
         return None
-    year = years.pop()
-    if any(re.search(rf"\b{year}\b", u.text) for u in chosen):
+    year = int(years.pop())
+    if any(_names_year(u.text, year) for u in chosen):
         return None
     terms = question_terms(question)
     entries = {u.entry_id for u in chosen}
     tables = {(u.entry_id, u.about) for u in chosen}
     best, best_score = None, 0
     for unit in units:
-        if unit.entry_id not in entries or unit in chosen or not re.search(rf"\b{year}\b", unit.text):
+        if unit.entry_id not in entries or unit in chosen or not _names_year(unit.text, year):
             continue
         # a row of the chosen row's table ("2023: 132 g/km" under the header "Erstzulassung | CO2-Grenzwert")
         # shares the question's words through its header; it comes first
         score = term_hits(terms, f"{unit.text} {unit.about}") + (1 if (unit.entry_id, unit.about) in tables else 0)
         if score > best_score:
             best, best_score = unit, score
-    return best
+    if best is not None:
+        return best
+    labels = {_row_label(u.text).casefold() for u in chosen} - {""}
+    return next((u for u in units if u.entry_id not in entries and _row_label(u.text).casefold() in labels
+                 and _names_year(u.text, year)), None)
+
+
+_YEAR_RANGE_RE = re.compile(r"(?<![\d.,])((?:19|20)\d{2})\s*(?:bis|–|-)\s*((?:19|20)\d{2})(?!\d)")
+
+
+def _names_year(text: str, year: int) -> bool:
+    """Does ``text`` name ``year``, itself or inside a range of years ("2018 bis 2022")?"""
+    if re.search(rf"(?<![\d.,]){year}(?!\d|[.,]\d)", text or ""):
+        return True
+    return any(int(a) <= year <= int(b) for a, b in _YEAR_RANGE_RE.findall(text or ""))
 
 
 def _row_label(text: str) -> str:
@@ -297,7 +313,8 @@ _UNIT_RE = {"kWh": re.compile(r"kwh|kilowattstunde", re.I), "km": re.compile(r"\
 _GROUPS = {"Lehrlinge": r"lehrling\w*|lehrjahr\w*", "freie Dienstnehmer": r"freien?\s+dienstnehmer\w*",
            "Beamte": r"beamt(?:e|en|er|in|innen)\b", "Ferialpraktikanten": r"ferialprakti\w*",
            "Geschäftsführer": r"gesch(?:ä|ae)ftsf(?:ü|ue)hrer\w*"}
-_GROUP_RE = {name: re.compile(rf"\b(?:{pattern})", re.I) for name, pattern in _GROUPS.items()}
+# not the first part of a hyphenated word: a "Geschäftsführer-Assistentin" is no Geschäftsführer
+_GROUP_RE = {name: re.compile(rf"\b(?:{pattern})(?!-\w)", re.I) for name, pattern in _GROUPS.items()}
 
 
 def complete_land(question: str, chosen: list[Unit], units: list[Unit]) -> Unit | None:
