@@ -33,10 +33,12 @@ UPDATE ir_cron SET active = true, nextcall = now() AT TIME ZONE 'UTC'
 SQL
 total=$(psql_super -d "$db" -c "SELECT count(*) FROM pv_kb_chunk")
 log=$work/odoo.log
+# Odoo's stderr apart: a daemon thread (the cron thread waiting on its connection) that the stop below interrupts
+# may print half a line at interpreter exit; it is shown with the log when the check fails
 # ODOO_NOTIFY_CRON_CHANGES: Odoo wakes its cron thread at once for a job rescheduled "as soon as possible"
 # (without it the next run starts within a minute)
 ODOO_NOTIFY_CRON_CHANGES=1 "$PY" "$ODOO_PATH/odoo-bin" -c "$ODOO_CONF" -d "$db" --http-port "$(free_port)" --max-cron-threads 1 \
-    --limit-time-real "$limit" --limit-time-real-cron 0 --log-level=info --logfile "$log" &
+    --limit-time-real "$limit" --limit-time-real-cron 0 --log-level=info --logfile "$log" 2>>"$work/odoo.stderr" &
 odoo_pid=$!
 left=$total
 for i in $(seq 600); do
@@ -58,5 +60,6 @@ if ((left == 0 && failed == 1 && runs >= 2 && limits == 0)); then
 else
     echo "e2e cron: FAIL ($summary)"
     grep -E "pv_kb|limit|reload|Job" "$log" | tail -30
+    tail -20 "$work/odoo.stderr" 2>/dev/null
     exit 1
 fi
