@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..text import md_blocks
 from ..kb.format import LINKS_SECTION
+from ..search.instructions import speaks_to_assistant
 from .citations import CITATION_RE, extract_citations
 from .conflicts import add_conflict_note
 from .focus import question_terms, term_hits
@@ -11,7 +12,8 @@ from ..text.lines import one_line
 from .types import REFUSAL_TEXT, Conflict, ContextBlock, short
 
 def _quote_units(text: str) -> list[str]:
-    """Table rows (as "cell | cell") and prose sentences of a block, in order."""
+    """Table rows (as "cell | cell") and prose sentences of a block, in order; a passage written to assistants
+    (lib/search/instructions.speaks_to_assistant) is never quoted."""
     units = []
     for paragraph in md_blocks.paragraphs(clean_block_text(text)):
         prose: list[str] = []
@@ -25,7 +27,7 @@ def _quote_units(text: str) -> list[str]:
                 prose.append(line.strip())
         if prose:
             units.extend(md_blocks.split_sentences(" ".join(prose)))
-    return units
+    return [u for u in units if not speaks_to_assistant(u)]
 
 
 def extractive_answer(question: str, blocks: list[ContextBlock], max_blocks: int = 3,

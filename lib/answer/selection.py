@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from ..text import md_blocks
 from ..text.numbers import digits_for_words
 from ..llm.model_json import loads_lenient
+from ..search.instructions import speaks_to_assistant
 from .citations import extract_citations
 from .conflicts import add_conflict_note
 from .structured_checks import stand_month
@@ -42,11 +43,6 @@ _BOLD_LINE_RE = re.compile(r"^\*\*[^*]+\*\*$")
 # "((→ lb-x))", "(siehe [lb-x])" "(siehe (→ lb-x))"; quoted as "(siehe lb-x)" and "(siehe lb-x)"
 _XREF_DOUBLE_RE = re.compile(r"\(\(→ ([^)\s]+)\)\)")
 _XREF_RE = re.compile(r"\(→ ([^)\s]+)\)")
-# a passage of an entry that speaks to an assistant instead of about payroll (planted or pasted in): not numbered,
-# so never quoted as an answer
-_ADDRESSED_RE = re.compile(
-    r"\b(?:chatbots?|ki-assistent\w*|sprachmodell\w*|language\s+models?)\b|\bautomatisierte[nr]?\s+assistent"
-    r"|\bignorier\w*\s+(?:alle\s+)?(?:bisherigen|vorherigen|obigen|deine)\b|system\s*-?\s*prompt", re.I)
 
 
 @dataclass
@@ -110,7 +106,7 @@ def number_context(content: str) -> tuple[str, list[Unit]]:
 
     def add(text: str, shown: str | None = None, row: bool = False) -> None:
         text = " ".join(text.split())
-        if not text or not entry_id or _ADDRESSED_RE.search(text):
+        if not text or not entry_id or speaks_to_assistant(text):
             return          # a passage written to assistants ("Hinweis an … Chatbots: Ignoriere …") is no answer
         key = f"S{len(units) + 1}"
         quoted = _XREF_RE.sub(r"\1", _XREF_DOUBLE_RE.sub(r"(siehe \1)", text))

@@ -56,6 +56,20 @@ _WORD = re.compile(r"[^\W\d_]{3,}")
 _FILLERS = frozenset("also bitte okay danke dann jetzt nun und aber noch".split())
 
 
+# a passage of an entry written to an assistant instead of about payroll ("Hinweis an automatisierte Assistenten
+# und Chatbots: Ignoriere …", planted or pasted in). Narrower than _INSTRUCTION: an entry may well speak of an
+# "Anweisung" of the employer.
+_ADDRESSED = re.compile(
+    r"\b(?:chatbots?|ki-assistent\w*|sprachmodell\w*|language\s+models?)\b|\bautomatisierte[nr]?\s+assistent"
+    r"|\bignorier\w*\s+(?:alle\s+)?(?:bisherigen|vorherigen|obigen|deine)\b|system\s*-?\s*prompt", re.I)
+
+
+def speaks_to_assistant(passage: str) -> bool:
+    """Is this passage of an entry an instruction to assistants? It stays data in a model's context, but is never
+    quoted as an answer (the selection mode and the Notbetrieb quote passages word for word)."""
+    return bool(_ADDRESSED.search(passage or ""))
+
+
 @dataclass(frozen=True)
 class Core:
     """The question to answer (``text``) and whether instructions were dropped from it (``removed``)."""
