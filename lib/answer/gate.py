@@ -125,6 +125,9 @@ _ASKED_SUBJECT_RE = re.compile(
 _VERB_SUBJECT_RE = re.compile(r"\b(?:ist|sind|gilt|gelten|bleibt|bleiben)\s+(?:(?:der|die|das|den|dem|eine?n?)\s+)?"
                               r"(?P<phrase>[A-ZÄÖÜ][\w-]+(?:\s+[A-ZÄÖÜ][\w-]+)?)")
 _SHOUTED_RE = re.compile(r"\b[A-ZÄÖÜ]{5,}\b|[()\[\]]")
+# longer than any German compound a question names: not checked (the compound search grows with the square of a
+# word's length, so a hostile run of letters must not reach it)
+_MAX_WORD = 60
 _MIN_PART = 5          # a compound counts as known when it splits into known words of five letters or more
 
 
@@ -168,9 +171,9 @@ def _unknown_head(words, lexicon, synonym_terms) -> str | None:
         return None          # no noun, or a person's case ("Frau Maier: …"), not a subject
     for piece in re.split(r"[-/]", nouns[-1]):
         folded = fold_plain(piece)
-        if (len(piece) < 4 or not piece.isalpha() or sum(c.isupper() for c in piece) > 1
+        if (len(piece) < 4 or len(piece) > _MAX_WORD or not piece.isalpha() or sum(c.isupper() for c in piece) > 1
                 or folded in _CHAT_WORDS or _ADJECTIVE_RE.search(folded)):
-            continue         # abbreviations, adjectives, figures and chat words are not checked
+            continue         # abbreviations, adjectives, figures, chat words and letter runs are not checked
         if not _known(folded, lexicon, synonym_terms):
             return nouns[-1]
     return None

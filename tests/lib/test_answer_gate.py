@@ -138,3 +138,10 @@ def test_the_noun_after_the_verb_of_the_asking_sentence_is_checked_too():
                      "Bis wann ist das zu melden?"):                          # no noun
         assert unknown_subject(question, _lexicon("Der Sachbezug ist gedeckelt. Richtwert je Quadratmeter.")) \
             is None, question
+
+
+def test_a_run_of_letters_longer_than_any_compound_is_not_checked():
+    from lib.answer.gate import unknown_subject
+    assert unknown_subject("Q" + "x" * 5000 + ": wie hoch?", _BASE) is None          # the label is too long to be one
+    assert unknown_subject("Wie hoch ist die " + "Y" + "z" * 5000 + "?", _BASE) is None
+    assert unknown_subject("Sind " + "Y" + "z" * 59 + " steuerfrei?", _BASE) == "Y" + "z" * 59    # 60 letters: checked
