@@ -336,14 +336,14 @@ class PvKbAgent(models.AbstractModel):
                                                                    filters=filters, settings=settings, gated=search)
                 prepared.retrieval = retrieval
                 verdict = gate.decide(gate.Evidence.from_retrieval(retrieval), dense_floor=settings["gate_dense_floor"])
-                if verdict.refuse:
-                    prepared.verdict = verdict
-                    return prepared
                 chunks = self.env["pv.kb.chunk"]
                 subject = gate.unknown_subject(question, chunks._lexicon(), chunks._synonym_terms())
                 if subject:
-                    # the question's label names a subject no word of the base names: its neighbours are no answer
-                    prepared.verdict = gate.Verdict(True, "unknown_subject", [], subject=subject)
+                    # a subject no word of the base names: its neighbours are no answer, and the refusal names it
+                    verdict = gate.Verdict(True, "unknown_subject", verdict.topics if verdict.refuse else [],
+                                           subject=subject)
+                if verdict.refuse:
+                    prepared.verdict = verdict
                     return prepared
                 if settings.get("fact_answers"):
                     # a value question the facts of the retrieved entries answer: no context, no model needed
