@@ -20,7 +20,7 @@ GENERIC = frozenset(light_stem(fold_plain(w)) for w in """
 wert werte regel regelung betrag beträge höhe angabe angaben inhalt element hinweis bedeutung beschreibung
 details erläuterung information kennzahl größe daten punkt aspekt thema merkmal eintrag sachverhalt behandlung
 stand zeitraum jahr jahre kalenderjahr variante fall satz sätze beginn ausmaß gesamt insgesamt je pro im ab bis seit über unter
-mind mindestens max maximal höchstens ca rund und oder sowie bzw nach vor beim""".split())
+mind mindestens max maximal höchstens ca rund und oder sowie bzw nach vor beim fach fache fachen""".split())
 
 # words that say what kind of quantity a value is, not of what: "Höchstbetrag", "Freibetrag", "Grenze", "Frist"
 KIND_WORDS = frozenset(light_stem(fold_plain(w)) for w in """
@@ -69,10 +69,14 @@ def strip_basis(text: str) -> str:
     return re.sub(r"\s*\(\s*\)", "", rest).strip()
 
 
+_MULTIPLIER_RE = re.compile(r"(?<![\w,.])\d+(?:[.,]\d+)?\s*-?\s*fach(?:e[nmrs]?)?\b", re.I)
+
+
 def variant_of(text: str) -> str:
     """The numbers of a label (thresholds, ranges, counts: "über € 13.308 bis € 21.617" → "13308-21617";
     "ab dem 16. Dienstjahr" → "16"), years removed; "" when it names none."""
-    rest = strip_periods(text or "")
+    # a multiplier says how a value is derived, not which row it is ("Grenze für die Dienstgeberabgabe (1,5-fach)")
+    rest = _MULTIPLIER_RE.sub(" ", strip_periods(text or ""))
     numbers = re.findall(r"(?<![^\W\d_])\d+(?:[.,]\d+)*(?![^\W\d_])", rest)
     cleaned = []
     for number in numbers:

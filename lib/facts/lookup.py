@@ -283,6 +283,13 @@ def _groups(facts: list[Fact], common: dict) -> list[list[Fact]]:
     return groups
 
 
+def _key_names(key: frozenset, question: Question) -> tuple[int, int]:
+    """(question words a concept key names, key words the question names): how directly a label fits."""
+    asked = sum(1 for alternatives in question.words if any(word_in(a, key) for a in alternatives))
+    told = sum(1 for k in key if any(word_in(k, alternatives) for alternatives in question.words))
+    return asked, told
+
+
 def _newest_first(facts: list[Fact], rank: Mapping[str, int]) -> list[Fact]:
     return sorted(facts, key=lambda f: (-f.period.newest, not f.period.explicit, rank.get(f.entry_id, 99), f.line))
 
@@ -310,6 +317,13 @@ def find(question: Question, facts: list[Fact], allowed: Iterable[str] | None = 
         widest = [g for g in groups if all(g[0].key > o[0].key for o in groups if o is not g)]
         if len(widest) == 1:
             groups = widest
+    if len(groups) > 1:
+        # "Grenze für die Dienstgeberabgabe": the concept whose own label names more of the question, not one the
+        # question reaches only through the entry's context or legal basis ("Dienstgeberabgabegesetz")
+        named = {id(g): _key_names(g[0].key, question) for g in groups}
+        most = max(named.values())
+        if sum(1 for g in groups if named[id(g)] == most) == 1:
+            groups = [g for g in groups if named[id(g)] == most]
     if len(groups) > 1:
         keys = {(g[0].key, g[0].basis, g[0].variant) for g in groups}
         if len(keys) > 1:

@@ -9,6 +9,7 @@ import yaml
 from facts_data import ABBREV, BASE_A as BASE, BASE_B, DEMO, sources as _sources
 from lib.facts.amounts import UNITS, parse_amount
 from lib.facts.compare import compare
+from lib.facts.concepts import variant_of
 from lib.facts.extract import extract_all, extract_facts
 from lib.facts.periods import find_period, is_period_only
 from lib.text import md_blocks
@@ -204,3 +205,14 @@ def test_a_table_of_the_summary_is_read_like_the_kernwerte_its_bullets_are_not()
     assert source.body.split("\n")[pension.line - 1].strip() == pension.passage
     assert ("Krankenversicherung", "Dienstnehmer") in by_cell
     assert not [f for f in facts if f.section == "zusammenfassung" and f.origin == "bullet"]
+
+
+@pytest.mark.parametrize("label, variant", [
+    ("über € 13.308 bis € 21.617", "13308-21617"),
+    ("ab dem 16. Dienstjahr", "16"),
+    ("Grenze für die Dienstgeberabgabe (1,5-fach)", ""),
+    ("1,5-fache Grenze (DAG) 2025", ""),
+    ("Kind 3-fach, ab dem 3. Kind", "3"),
+])
+def test_a_multiplier_is_no_variant(label, variant):
+    assert variant_of(label) == variant

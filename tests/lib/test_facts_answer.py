@@ -208,3 +208,16 @@ def test_a_stated_rate_asks_for_the_row_that_holds_it(facts):
 def test_filler_words_of_a_question_need_no_word_of_the_fact(facts):
     result = answer("Dienstreise 2025: wie viel Kilometergeld für den eigenen Pkw?", facts)
     assert result is not None and "€ 0,50 [lb-rk-02]" in result.text
+
+
+def test_the_label_that_names_the_question_wins_over_a_context_word(facts):
+    # "Dienstgeberabgabe" is also in lb-gfb-01's legal basis ("Dienstgeberabgabegesetz"), and "geringfügig"
+    # names the Geringfügigkeitsgrenze through the synonym table: the row whose own label says
+    # "Dienstgeberabgabe" is the asked one, and its "(1,5-fach)" is how it is derived, not a row to name
+    for question in ("Grenze für die Dienstgeberabgabe 2025?",
+                     "Wie hoch ist die Dienstgeberabgabengrenze für geringfügig Beschäftigte 2025?",
+                     "DAG-Grenze 2025 (1,5-fache GFB)?"):
+        text = answer(question, facts).text
+        assert "€ 826,65 [lb-gfb-01]" in text, question
+        assert "551,10" not in text, question
+    assert "€ 551,10 [lb-gfb-01]" in answer("Geringfügigkeitsgrenze für geringfügig Beschäftigte 2025", facts).text
