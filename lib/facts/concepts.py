@@ -44,10 +44,14 @@ _BASIS_ABBREVIATIONS = {"mtl": "monatlich", "monatl": "monatlich", "tgl": "tägl
                         "jaehrl": "jährlich", "woechentl": "wöchentlich", "wtl": "wöchentlich"}
 
 
+_SECOND_AMOUNT_RE = re.compile(r"\([^()]*\d[^()]*\)")
+
+
 def basis_of(*texts: str) -> str:
-    """"monatlich", "täglich", "jährlich", "wöchentlich" named by a label or cell, else ""."""
+    """"monatlich", "täglich", "jährlich", "wöchentlich" named by a label or cell, else "". A second amount in
+    parentheses says its own basis, not the value's ("€ 2.000,16 (€ 166,68 monatlich)" is a yearly amount)."""
     for text in texts:
-        match = _BASIS_RE.search(text or "")
+        match = _BASIS_RE.search(_SECOND_AMOUNT_RE.sub(" ", text or ""))
         if match:
             word = fold_plain(match.group(0)).replace("kalender", "").strip(". ")
             if word in _BASIS_ABBREVIATIONS:

@@ -30,12 +30,31 @@ _UNIT_RES = (("jahr", re.compile(_YEARS)), ("km", re.compile(_KM)))
 class Tier:
     """A range of one dimension ("jahr": ordinal service year; "km"), bounds included; None: open."""
 
-    unit: str
+    unit: str       # "jahr", "km", "alter"
     low: Decimal | None
     high: Decimal | None
 
     def contains(self, point: Decimal) -> bool:
         return (self.low is None or point >= self.low) and (self.high is None or point <= self.high)
+
+
+# a row of persons by age: "Kind unter 18", "Kind ab 18 mit Familienbeihilfe", "bis zum 18. Lebensjahr"
+_AGE_LABEL_RE = re.compile(r"\b(?:kind|kinder|kindes|jugendliche\w*|lebensjahr\w*|geburtstag\w*|alter)\b"
+                           r"[^()]*?\b(?:unter|ueber|ab|bis(?: zum)?|vor)\s+(?:dem\s+)?\d{1,2}\b(?![.,]\d)"
+                           r"|\b(?:unter|ueber|ab|bis(?: zum)?|vor)\s+(?:dem\s+)?\d{1,2}\.?\s*(?:lebensjahr|geburtstag|jahre alt)")
+# the words a question names an age with: "10-jährige Tochter", "zehnjähriges Kind", "12 Jahre alt", "Sohn (12)"
+_PERSONS = r"(?:kind|kinder|kindes|tochter|sohn|enkel\w*|lehrling\w*|jugendliche\w*)"
+_AGE_WORDS = {"ein": 1, "zwei": 2, "drei": 3, "vier": 4, "fuenf": 5, "sechs": 6, "sieben": 7, "acht": 8, "neun": 9,
+              "zehn": 10, "elf": 11, "zwoelf": 12, "dreizehn": 13, "vierzehn": 14, "fuenfzehn": 15, "sechzehn": 16,
+              "siebzehn": 17, "achtzehn": 18, "neunzehn": 19, "zwanzig": 20}
+_AGE_RES = (
+    re.compile(r"(?<![\d.,])(\d{1,2}|" + "|".join(_AGE_WORDS) + r")\s*-?\s*jaehrige?[nmrs]?\s+(?:\w+\s+)?" + _PERSONS + r"\b"),
+    re.compile(r"(?<![\d.,])(\d{1,2})\s+jahre?\s+alte?[nmrs]?\b"),
+    re.compile(r"\b" + _PERSONS + r"\s*\((\d{1,2})\)"),
+    re.compile(r"\b" + _PERSONS + r"\s+(unter|ueber|ab)\s+(\d{1,2})\b(?![.,]\d)(?:\s*jahre?n?\b)?"),
+)
+# the words of the age dimension in a question ("jaehrig", "zehnjaehrig", "tochter"), allowed when the row holds it
+_AGE_DIMENSION_RE = re.compile(r"\w*jaehrig\w*|alt|alter|lebensjahr\w*|tochter|sohn|kind")
 
 
 def _unit(text: str) -> str:
@@ -55,7 +74,7 @@ def tier_of(label: str) -> Tier | None:
     "über 60 km" → > 60 (as ≥ 60.001). Years named as calendar years (2024) are no tier."""
     text = fold_plain(label or "").lower()
     text = re.sub(r"\((?:nach|ab|bis)[^()]*\)", " ", text) if re.search(r"\d+\.\s*" + _YEARS, text) else text
-    unit = _unit(text)
+    unit = "alter" if _AGE_LABEL_RE.search(text) and not re.search(r"(?:dienst|arbeits)jahr", text) else _unit(text)
     if not unit or re.search(r"\b(?:19|20)\d{2}\b", text):
         return None
     # "über"/"nach" a number: the next year of service ("nach 15 Jahren" = from the 16th), just over the kilometres
@@ -121,6 +140,7 @@ def question_points(question: str) -> dict[str, tuple[Decimal, ...]]:
     text = re.sub(r"\bdj\b", "dienstjahr", text)      # "ab dem 26. DJ"
     text = _CARDINAL_RE.sub(lambda m: f"{_CARDINAL_WORDS[m.group(1)]} ", text)
     found: dict[str, set] = {}
+    text = _age_points(text, found)
     for m in _BAND_RE.finditer(text):
         found.setdefault("km", set()).add(((_dec(m.group(1)) + _dec(m.group(2))) / 2,))
     text = _BAND_RE.sub(" ", text)
@@ -143,9 +163,24 @@ def question_points(question: str) -> dict[str, tuple[Decimal, ...]]:
     return {unit: next(iter(readings)) for unit, readings in found.items() if len(readings) == 1}
 
 
+def _age_points(text: str, found: dict) -> str:
+    """The ages a (folded) question names, added to ``found`` under "alter"; the text without them, so that "12
+    Jahre alt" is not read as years of service."""
+    for pattern in _AGE_RES:
+        for m in pattern.finditer(text):
+            if m.lastindex == 2:        # "Kind unter 18": under 18 is 17, over 18 is 19
+                age = int(m.group(2)) + {"unter": -1, "ueber": 1, "ab": 0}[m.group(1)]
+            else:
+                age = int(m.group(1)) if m.group(1).isdigit() else _AGE_WORDS[m.group(1)]
+            found.setdefault("alter", set()).add((Decimal(age),))
+        text = pattern.sub(" ", text)
+    return text
+
+
 def is_dimension_word(word: str) -> bool:
-    """A (folded, stemmed) word that names a tier's dimension: "dienstjahr", "jahr", "km"."""
-    return any(pattern.fullmatch(word) for _unit, pattern in _UNIT_RES)
+    """A (folded, stemmed) word that names a tier's dimension: "dienstjahr", "jahr", "km"; an age: "jaehrig",
+    "tochter"."""
+    return any(pattern.fullmatch(word) for _unit, pattern in _UNIT_RES) or bool(_AGE_DIMENSION_RE.fullmatch(word))
 
 
 def holds(tier: Tier, points: dict[str, tuple[Decimal, ...]]) -> bool | None:

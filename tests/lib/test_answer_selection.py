@@ -438,3 +438,14 @@ def test_a_passage_without_a_year_is_of_the_year_of_its_title():
     assert rep.asked_year_missing("LSt-Tarif 2025: bis wohin geht die Nullstufe?", [row]) is None
     own_year = sel.Unit("S2", "x", "2025-01", "Ab 2026 gilt € 30.", "Reisekosten 2024")
     assert rep.asked_year_missing("Taggeld 2026?", [own_year]) is None
+
+
+def test_the_row_of_the_asked_age_is_added_beside_the_row_of_another_age():
+    about = "Absetzbeträge 2025 | Absetzbetrag | 2025"
+    row = lambda key, text: sel.Unit(key, "lb-lst-02", "2025-01", text, about)
+    rows = [row("S1", "Familienbonus Plus, Kind unter 18: € 2.000,16 (€ 166,68 monatlich)"),
+            row("S2", "Familienbonus Plus, Kind ab 18 mit Familienbeihilfe: € 700,08 (€ 58,34 monatlich)")]
+    question = "Wie viel Familienbonus Plus gibt es pro Monat für meine 10-jährige Tochter?"
+    assert rep.complete_stage(question, [rows[1]], rows) is rows[0]
+    assert rep.complete_stage("Familienbonus für ein Kind über 18?", [rows[0]], rows) is rows[1]
+    assert rep.complete_stage(question, [rows[0]], rows) is None, "the right row is chosen"

@@ -221,3 +221,12 @@ def test_the_label_that_names_the_question_wins_over_a_context_word(facts):
         assert "€ 826,65 [lb-gfb-01]" in text, question
         assert "551,10" not in text, question
     assert "€ 551,10 [lb-gfb-01]" in answer("Geringfügigkeitsgrenze für geringfügig Beschäftigte 2025", facts).text
+
+
+def test_the_row_of_the_childs_age_and_a_yearly_amount_is_not_called_monthly(facts):
+    text = answer("Wie viel Familienbonus Plus gibt es für ein 10-jähriges Kind pro Monat?", facts).text
+    assert "€ 166,68" in text and "700,08" not in text
+    # "€ 2.000,16 (€ 166,68 monatlich)": the row's own amount is a yearly one; the line does not say "monatlich"
+    assert "Kind unter 18 (monatlich)" not in text
+    yearly = answer("Wie viel beträgt der Familienbonus Plus 2025 jährlich für ein Kind unter 18 Jahren?", facts).text
+    assert "€ 2.000,16" in yearly and "700,08" not in yearly

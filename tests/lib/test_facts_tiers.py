@@ -50,3 +50,22 @@ def test_a_question_falls_into_a_row_only_when_every_reading_does():
     assert holds(second_to_fifteenth, question_points("bei 25 km")) is None, "no number of that dimension"
     assert is_dimension_word("dienstjahr") and is_dimension_word("jahr") and is_dimension_word("km")
     assert not is_dimension_word("jahreseinkomm")
+
+
+def test_rows_of_persons_by_age_and_the_age_a_question_names():
+    under, adult = tier_of("Familienbonus Plus, Kind unter 18"), tier_of("Familienbonus Plus, Kind ab 18 mit Familienbeihilfe")
+    assert under == Tier("alter", None, D(17)) and adult == Tier("alter", D(18), None)
+    # a count of children, a calendar year, a year of service: no age
+    for label in ("Alleinverdienerabsetzbetrag, 1 Kind", "Kinderbetreuung ab 2025", "Altersteilzeit ab 2026"):
+        assert tier_of(label) is None, label
+    assert tier_of("Kind, ab dem 3. Dienstjahr").unit == "jahr"
+    for question, age in (("Familienbonus für meine 10-jährige Tochter?", 10), ("für ein zehnjähriges Kind", 10),
+                          ("Sohn (12), wie viel Familienbonus?", 12), ("Kind über 18 mit Familienbeihilfe", 19),
+                          ("Kind unter 18 Jahren", 17)):
+        assert question_points(question)["alter"] == (D(age),), question
+    # "12 Jahre alt" is an age, not twelve years of service; a jubilee and a colleague's age name no child's age
+    assert question_points("Kind 12 Jahre alt, Mutter seit 3 Jahren bei uns") == {
+        "alter": (D(12),), "jahr": (D(3), D(4))}
+    assert question_points("Jubiläumsgeld zum 25-jährigen Dienstjubiläum") == {}
+    assert holds(under, question_points("10-jähriges Kind")) and holds(adult, question_points("10-jähriges Kind")) is False
+    assert is_dimension_word("jaehrig") and is_dimension_word("zehnjaehrig") and not is_dimension_word("gehalt")
