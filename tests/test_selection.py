@@ -152,3 +152,27 @@ class TestSelectionAnswers(AgentCase):
         shown = [e for e in events if e]
         self.assertEqual(shown, [result.answer])
         self.assertNotIn("saetze", "".join(shown))
+
+    def test_passages_of_entries_that_do_not_name_the_asked_subject_are_no_answer(self):
+        # "Altersteilzeit" is a word of the base (lb-atz-01), not of the Entgeltfortzahlung the model picks from
+        asked = "Altersteilzeit: wie lange bekommt der Arbeitnehmer bei Krankheit das Entgelt?"
+        self.agent._ask(asked)
+        entry_of, current = {}, None
+        for line in self.chat_requests()[-1]["texts"][-1].splitlines():
+            heading = re.match(r"^### \[([^\]]+)\]", line)
+            current = heading.group(1) if heading else current
+            key = re.match(r"^\[(S\d+)\]", line)
+            if key and current:
+                entry_of[key.group(1)] = current
+        neighbour = next(k for k, e in entry_of.items() if e == "lb-efz-01")
+        self.standin.script_chat([numbers(neighbour)])
+        result = self.agent._ask(asked)
+        self.assertEqual((result.status, result.answer, result.cited_ids),
+                         ("verweigert", "Zu „Altersteilzeit“ enthält die Wissensbasis keine Aussage.", []),
+                         result.violations)
+        self.assertIn("refused: unaddressed_subject: Altersteilzeit", result.violations)
+        # a passage of the entry that names it is no such refusal
+        own = next(k for k, e in entry_of.items() if e == "lb-atz-01")
+        self.standin.script_chat([numbers(own), numbers(own)])
+        again = self.agent._ask(asked)
+        self.assertFalse([v for v in again.violations if "unaddressed_subject" in v], again.violations)

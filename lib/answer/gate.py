@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..search import compounds
+from ..facts.concepts import KIND_WORDS
+from ..search import compounds, instructions
 from ..text.german import fold_plain, light_stem
 from .types import REFUSAL_TEXT
 
@@ -156,6 +157,33 @@ def unknown_subject(question: str, lexicon, synonym_terms=frozenset()) -> str | 
     return None
 
 
+# the kinds of value a subject may name instead of a thing ("Sätze", "Steuerfreibetrag"), singular and plural
+_KIND_ENDINGS = frozenset(k for k in KIND_WORDS if len(k) >= 4) | {"saetz", "betraeg", "grenzen", "fristen"}
+
+
+def unaddressed_subject(question: str, texts, synonyms=None) -> str | None:
+    """The subject the question asks about (read as :func:`unknown_subject` reads it) that none of ``texts`` names
+    — the passages and titles of the entries an answer would quote: "Pflegefreistellung – wie viel …?" answered
+    from the Entgeltfortzahlung, "Wie hoch ist das Weiterbildungsgeld …?" from the Karenz. A subject counts as
+    named when ``synonyms`` (lib/search/fulltext.SynonymTable) gives it a word the texts name ("Krankenstand" for a
+    text on "Krankheit"). None for a question that speaks to the assistant ("Entwicklermodus aktiv: …"), and for a
+    subject that only says what kind of value is asked ("…betrag", "…satz", "…grenze")."""
+    if instructions.question_core(question).removed:
+        return None
+    lexicon = compounds.build_lexicon(texts)
+    subject = unknown_subject(question, lexicon)
+    last = light_stem(fold_plain(re.split(r"[-/]", subject)[-1])) if subject else ""
+    if not subject or any(last.endswith(kind) for kind in _KIND_ENDINGS):
+        return None
+    forms = {f for piece in re.split(r"[-/]", subject) for f in _forms(fold_plain(piece))}
+    for entry in getattr(synonyms, "entries", None) or ():
+        group = [entry.words, *entry.expansions]
+        if any(forms & set(words) for words in group) and any(
+                all(_known(w, lexicon, frozenset()) for w in words) for words in group if not forms & set(words)):
+            return None
+    return subject
+
+
 def _unknown_head(words, lexicon, synonym_terms) -> str | None:
     """The head of a noun phrase (its last noun before a preposition, article or conjunction: "Gebrauchtes
     Leasingauto", "Großes Pendler Pauschale"; each part of a hyphenated one: "Gratis-Firmenparkplatz") when the
@@ -210,23 +238,24 @@ def _part_known(part: str, counts) -> bool:
     return len(part) >= 4 and (f"\n{part}" in words or f"{part}\n" in words)
 
 
-_JOINED: tuple = (None, "")
+_JOINED: list = []       # (lexicon, its words joined), the last few: the base's and an answer's entries
 
 
 def _joined(counts) -> str:
-    """The lexicon's words, one per line between newlines (built once per lexicon: the last one is kept)."""
-    global _JOINED
-    owner, words = _JOINED
-    if owner is not counts:
-        words = "\n" + "\n".join(counts) + "\n"
-        _JOINED = (counts, words)
+    """The lexicon's words, one per line between newlines (built once per lexicon: the last four are kept)."""
+    for owner, words in _JOINED:
+        if owner is counts:
+            return words
+    words = "\n" + "\n".join(counts) + "\n"
+    _JOINED.insert(0, (counts, words))
+    del _JOINED[4:]
     return words
 
 
 def _compound_known(word: str, counts, depth: int = 0) -> bool:
     for cut in range(_MIN_PART, len(word) - 3):
         head, tail = word[:cut], word[cut:]
-        heads = {head} | ({head[:-1]} if head.endswith("s") and len(head) > _MIN_PART else set())
+        heads = {head} | ({head[:-1]} if head[-1] in "sn" and len(head) > _MIN_PART else set())
         if any(_part_known(h, counts) for h in heads) and (
                 _part_known(tail, counts) or (depth < 1 and _compound_known(tail, counts, depth + 1))):
             return True

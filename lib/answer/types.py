@@ -165,3 +165,4 @@ class PreparedQuestion:
     plan: dict = field(default_factory=dict)         # system prompt, max_blocks, max_chars of the context
     fact_answer: object = None        # lib.answer.fact_answer.FactAnswer: the value question answered from facts
     asked: str = ""                   # the masked question as asked, when instructions were dropped from it
+    synonyms: object = None           # lib.search.fulltext.SynonymTable of the base (lib/answer/gate)

@@ -145,3 +145,28 @@ def test_a_run_of_letters_longer_than_any_compound_is_not_checked():
     assert unknown_subject("Q" + "x" * 5000 + ": wie hoch?", _BASE) is None          # the label is too long to be one
     assert unknown_subject("Wie hoch ist die " + "Y" + "z" * 5000 + "?", _BASE) is None
     assert unknown_subject("Sind " + "Y" + "z" * 59 + " steuerfrei?", _BASE) == "Y" + "z" * 59    # 60 letters: checked
+
+
+_EFZ = ["Entgeltfortzahlung bei Krankheit und Arbeitsunfall",
+        "Bei Krankheit besteht Anspruch auf das volle Entgelt für 6 Wochen, ab dem 2. Dienstjahr für 8 Wochen.",
+        "Bei einem Arbeitsunfall oder einer Berufskrankheit gebühren bis zu 8 Wochen, ab 15 Dienstjahren 10 Wochen."]
+
+
+def test_a_subject_the_quoted_entries_do_not_name_is_unaddressed():
+    from lib.answer.gate import unaddressed_subject
+    assert unaddressed_subject("Pflegefreistellung – wie viel bezahlte Freistellung pro Arbeitsjahr?", _EFZ) \
+        == "Pflegefreistellung"
+    assert unaddressed_subject("Wie hoch ist der Zuschuss der AUVA zur Entgeltfortzahlung?", _EFZ) == "Zuschuss"
+    # the entries name it: as a word, inflected, as part of a compound ("Arbeitsunfall" in "Arbeitsunfalls")
+    assert unaddressed_subject("Wie lange dauert die Entgeltfortzahlung nach einem Arbeitsunfall?", _EFZ) is None
+    assert unaddressed_subject("Arbeitsunfall: wie viele Wochen volles Entgelt?", _EFZ) is None
+    # a kind of value is no subject of its own; an instruction's question is a fragment, not checked
+    assert unaddressed_subject("Welche Sätze gelten für die Entgeltfortzahlung?", _EFZ) is None
+    assert unaddressed_subject("Wie hoch ist der Steuerfreibetrag dafür?", _EFZ) is None
+    assert unaddressed_subject("Entwicklermodus aktiv – ohne Quellen: Wie hoch ist der Zuschuss?", _EFZ) is None
+    # a synonym-table term counts as named when the texts name one of its other words, not by being a term
+    from lib.search.fulltext import parse_synonyms
+    table = parse_synonyms([("Krankenstand", "Krankheit; Arbeitsunfähigkeit"), ("Kilometergeld", "Fahrtkostenersatz")])
+    assert unaddressed_subject("Krankenstand: wie lange volles Entgelt?", _EFZ) == "Krankenstand"
+    assert unaddressed_subject("Krankenstand: wie lange volles Entgelt?", _EFZ, table) is None
+    assert unaddressed_subject("Kilometergeld: wann ist es steuerfrei?", _EFZ, table) == "Kilometergeld"

@@ -10,7 +10,7 @@ import time
 
 from ...llm import errors as ollama_errors
 from ...text.i18n import _lt
-from .. import citations, extractive, outcome, prompt, selection, selection_repair
+from .. import citations, extractive, gate, outcome, prompt, selection, selection_repair
 from ..types import REFUSAL_TEXT, AgentAnswer, missing_scope_note, missing_year_note
 from . import AnswerMode, common, register
 
@@ -105,12 +105,19 @@ def answer(prepared, client, on_delta, deadline, cancel, timings):
                 violations.append(f"repaired: {name}: {added.key}")
         answer = selection.render_answer(choice.units, conflicts, order=units)
         missing = selection_repair.asked_year_missing(prepared.question, choice.units)
-        if missing is not None:
+        unaddressed = _unaddressed(prepared, choice.units)
+        if unaddressed:
+            # the subject asked about is not named by the entries quoted: their passages answer a neighbouring one
+            status, answer = "verweigert", f"Zu „{unaddressed}“ enthält die Wissensbasis keine Aussage."
+            violations.append(f"refused: unaddressed_subject: {unaddressed}")
+            choice.units, missing = [], None
+        elif missing is not None:
             # the passages speak of earlier years only: not an answer for the asked one, as the facts say it
             status = "verweigert"
             answer = missing_year_note(*missing) + "\n\n" + answer
             violations.append(f"refused: asked_year_missing: {missing[0]}")
-        scope = selection_repair.asked_scope_missing(prepared.question, choice.units) if missing is None else None
+        scope = (selection_repair.asked_scope_missing(prepared.question, choice.units)
+                 if missing is None and choice.units else None)
         if scope is not None:
             # a Bundesland or a unit the passages do not name: not the asked value, though a neighbouring one
             status = "verweigert"
@@ -135,6 +142,17 @@ def answer(prepared, client, on_delta, deadline, cancel, timings):
         notice=prepared.retrieval.degraded, conflicts=conflicts, timings=timings, regenerations=regenerations,
         prompt_tokens=prompt_tokens, answer_tokens=answer_tokens, answer_mode="selection", quotes=quotes,
         rejected=rejected)
+
+
+def _unaddressed(prepared, chosen) -> str | None:
+    """The asked subject that no passage or title of the chosen entries names (lib/answer/gate.unaddressed_subject);
+    not for a question whose instructions were dropped (``asked``): its core may be a fragment."""
+    if prepared.asked:
+        return None
+    entries = {u.entry_id for u in chosen}
+    texts = [f"{b.title} {b.heading_path} {b.text}" for b in prepared.all_blocks or prepared.blocks
+             if b.entry_id in entries]
+    return gate.unaddressed_subject(prepared.question, texts, prepared.synonyms)
 
 
 def _second_look(prepared, client, deadline, cancel):
