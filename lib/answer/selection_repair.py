@@ -258,6 +258,14 @@ _OPEN_YEAR_RE = re.compile(r"\b(?:ab|seit)\s+(?:dem\s+)?(?:\d{1,2}\.\s*(?:\d{1,2
                            re.I)
 
 
+_UNTIL_YEAR_RE = re.compile(r"\b(?:bis|vor)\s+(?:(?:ende|einschließlich|zum)\s+)?(?:\d{1,2}\.\s*\d{1,2}\.\s*)?"
+                            r"((?:19|20)\d{2})\b|\b(?:19|20)\d{2}\s*(?:–|-|bis)\s*((?:19|20)\d{2})\b", re.I)
+_EVENT_YEAR_RE = re.compile(r"\b(?:gekauft|angeschafft|erworben|zugelassen|erstzulassung|geboren|eingetreten|eintritt"
+                            r"|begonnen|beginn|seit|ab)\b\W+(?:\w+\W+){0,2}?(?:19|20)\d{2}\b"
+                            r"|\b(?:19|20)\d{2}\s+(?:\w+\s+){0,2}?(?:gekauft|angeschafft|erworben|zugelassen|geboren"
+                            r"|eingetreten|begonnen)\b", re.I)
+
+
 def asked_year_missing(question: str, chosen: list[Unit]) -> tuple[str, str] | None:
     """(asked year, latest year named) when the question names one calendar year and the chosen passages name
     only earlier ones — none the asked year, none a period open towards it ("ab 2025", "seit 1. Jänner 2025"; a
@@ -272,7 +280,17 @@ def asked_year_missing(question: str, chosen: list[Unit]) -> tuple[str, str] | N
     text = " ".join(_STAND_YEAR_RE.sub(" ", u.text if _YEAR_RE.search(u.text) else f"{u.text} {u.about}")
                     for u in chosen)
     named = [int(y) for y in _YEAR_RE.findall(text)]
-    if not named or max(named) >= asked:
+    if not named or asked in named:
+        return None
+    if min(named) > asked:
+        # only later years ("Verkehrsabsetzbetrag 2024?" answered with the table of 2025): the asked year's value
+        # is not in the passages, unless a period reaches back to it or the year is an event's, not the value's
+        # ("2019 erstmals zugelassen", "gekauft 2024": the rule of today may well be asked)
+        if _EVENT_YEAR_RE.search(question) or any(int(m.group(1) or m.group(2)) >= asked
+                                                   for m in _UNTIL_YEAR_RE.finditer(text)):
+            return None
+        return str(asked), str(min(named))
+    if max(named) >= asked:
         return None
     if any(int(y) <= asked for y in _OPEN_YEAR_RE.findall(text)):
         return None

@@ -3,7 +3,7 @@ model's numbers, writing the answer from the passages."""
 import json
 
 from lib.answer import prompt, selection as sel, selection_repair as rep
-from lib.answer.types import Conflict, ContextBlock, missing_scope_note
+from lib.answer.types import Conflict, ContextBlock, missing_scope_note, missing_year_note
 
 SV_TABLE = ("Für Sonderzahlungen gilt eine eigene jährliche Höchstbeitragsgrundlage. Sie wird über das "
             "Kalenderjahr gezählt ([lb-sv-01]).\n\n"
@@ -293,6 +293,21 @@ def test_passages_of_earlier_years_only_do_not_answer_a_later_year():
     assert rep.asked_year_missing("Kilometergeld 2026?", [unit("Seit 1. Jänner 2025 beträgt es € 0,50.")]) is None
     assert rep.asked_year_missing("Kilometergeld 2026?", [unit("ab 2025: € 0,50")]) is None
     assert rep.asked_year_missing("Regelsatz 2026?", [unit("Regelsatz: 2 %, Stand 2025.")]) is None, "no year"
+
+
+def test_passages_of_later_years_only_do_not_answer_an_earlier_year():
+    row = sel.Unit("S1", "lb-lst-02", "2025-01", "Verkehrsabsetzbetrag: € 487", "Absetzbeträge 2025 | Absetzbetrag | 2025")
+    assert rep.asked_year_missing("Wie hoch war der Verkehrsabsetzbetrag 2024?", [row]) == ("2024", "2025")
+    assert rep.asked_year_missing("Wie hoch ist der Verkehrsabsetzbetrag 2025?", [row]) is None
+    assert "nur für spätere Jahre" in missing_year_note("2024", "2025")
+    # a period that reaches back to the asked year, or a year that dates an event, not the value
+    until = sel.Unit("S2", "lb-rk-01", "2025-01", "ab 2025 € 30 pro Tag (bis 2024: € 26,40)")
+    assert rep.asked_year_missing("Taggeld 2023?", [until]) is None
+    older = sel.Unit("S3", "lb-rk-01", "2025-01", "€ 30 pro Tag für Reisen von 2025 bis 2026, davor bis 2024 € 26,40")
+    assert rep.asked_year_missing("Taggeld 2024?", [older]) is None
+    co2 = sel.Unit("S4", "lb-sb-01", "2025-01", "CO2-Grenzwert 2025: 132 g/km")
+    assert rep.asked_year_missing("Firmenwagen 2019 erstmals zugelassen: welcher CO2-Grenzwert?", [co2]) is None
+    assert rep.asked_year_missing("Benziner, gekauft 2024: welcher CO2-Grenzwert?", [co2]) is None
 
 
 def test_passages_that_do_not_name_the_asked_bundesland_or_unit_do_not_answer():
