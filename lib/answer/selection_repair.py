@@ -129,12 +129,30 @@ def title_head(title: str) -> str:
     "Geringfügige Beschäftigung – Grenze" → "Geringfügige Beschäftigung") the first word that is no adjective in
     front of another word (→ beschaeftigung; "Beitragssätze Dienstnehmer …" → beitragssaetz); "" when there is
     none."""
-    words = [w for w in word_tokens(extract.title_head(title)) if w.isalpha()]
+    head = extract.title_head(title)
+    truncated = re.match(r"\s*([^\W\d_]{2,})-\s*$", head or "")
+    if truncated:
+        # "Tag- und Nächtigungsgelder …": the first word shares the end of the next one; "tag-naechtigungsgeld",
+        # read by :func:`_names_head` ("Taggeld", "Tag-Geld" name it)
+        other = re.search(r"-\s*(?:,\s*[^\W\d_]+-\s*)*(?:und|oder|bzw\.?)\s+([^\W\d_]{6,})", title or "")
+        if other:
+            return f"{fold_plain(truncated.group(1))}-{light_stem(fold_plain(other.group(1)))}"
+    words = [w for w in word_tokens(head) if w.isalpha()]
     for pos, word in enumerate(words):
         if word[:1].islower() or (_ADJECTIVE_RE.search(word.lower()) and pos + 1 < len(words)):
             continue
         return light_stem(fold_plain(word)) if len(word) >= 4 else ""
     return ""
+
+
+def _names_head(term: str, head: str) -> bool:
+    """A question word names an entry's title head (:func:`title_head`); a truncated one ("tag-naechtigungsgeld")
+    by its first part and an end of the second ("taggeld")."""
+    if "-" not in head:
+        return _matches(term, head)
+    first, second = head.split("-", 1)
+    rest = term[len(first):]
+    return term.startswith(first) and len(rest) >= 4 and second.endswith(rest)
 
 
 def complete_subjects(question: str, chosen: list[Unit], units: list[Unit], expansions=()) -> Unit | None:
@@ -146,12 +164,14 @@ def complete_subjects(question: str, chosen: list[Unit], units: list[Unit], expa
     (:func:`title_head`); each entry's title is read from its passages (``Unit.about`` begins with it)."""
     if not chosen:
         return None
-    named_terms = _with_expansions(question, expansions)
+    # a hyphenated compound is one word too ("Tag-Geld", "Kilometer-Geld")
+    named_terms = _with_expansions(question, expansions) | {
+        light_stem(fold_plain(a + b)) for a, b in re.findall(r"([^\W\d_]{2,})-([^\W\d_]{3,})", question or "")}
     heads: dict[str, str] = {}
     for unit in units:
         if unit.entry_id not in heads:
             heads[unit.entry_id] = title_head(unit.about)
-    named = {entry: head for entry, head in heads.items() if head and any(_matches(t, head) for t in named_terms)}
+    named = {entry: head for entry, head in heads.items() if head and any(_names_head(t, head) for t in named_terms)}
     chosen_heads = {named[u.entry_id] for u in chosen if u.entry_id in named}
     # two subjects, not two entries on one ("Geringfügige Beschäftigung", "Mehrfache geringfügige Beschäftigung")
     missing = {entry for entry, head in named.items() if head not in chosen_heads}

@@ -253,6 +253,22 @@ def test_the_title_head_is_the_noun_the_entry_is_about():
     assert rep.title_head("SEG-Zulagen und Zuschläge") == ""
     # a plural noun ending in -e is no adjective
     assert rep.title_head("Beitragssätze Dienstnehmer und Dienstgeber 2025") == "beitragssaetz"
+    # a first word that shares the end of the next one
+    assert rep.title_head("Tag- und Nächtigungsgelder bei Dienstreisen ab 2025") == "tag-naechtigungsgeld"
+
+
+def test_a_hyphenated_or_truncated_compound_names_its_subject():
+    tag = "Tag- und Nächtigungsgelder bei Dienstreisen ab 2025"
+    km = "Kilometergeld ab 2025"
+    units = [sel.Unit("S1", "lb-rk-01", "2025-01", "Taggeld im Inland: € 30 pro Tag", tag),
+             sel.Unit("S2", "lb-rk-02", "2025-01", "Pkw: € 0,50 pro km", f"{km} | Fahrzeug | ab 2025"),
+             sel.Unit("S3", "lb-rk-02", "2025-01", "Höchstens 30.000 km im Jahr sind steuerfrei.", km)]
+    question = "Tag-Geld im Inland und Kilometer-Geld für den Privat-Pkw ab 2025: wie viel darf ich jeweils auszahlen?"
+    assert rep.complete_subjects(question, [units[0]], units) is units[1]
+    assert rep.complete_subjects("Taggeld und Kilometergeld für den Pkw 2025: wie viel jeweils?", [units[0]], units) \
+        is units[1]
+    # "pro Tag" is no Taggeld: the Kilometergeld asked alone gets nothing added
+    assert rep.complete_subjects("Wie viel Kilometergeld pro Tag und Pkw ab 2025?", [units[1]], units) is None
 
 
 def test_a_second_named_subject_gets_its_passage_beside_the_chosen_one():
