@@ -328,8 +328,14 @@ _LAENDER = {"Wien": r"wien(?:er)?", "Niederösterreich": r"nieder(?:ö|oe)sterre
 # Scopes checked like a Land, whether or not the question asks for a value in so many words: abroad (the base's
 # allowances and rates are Austria's: "Auslandstaggeld" for München) and one collective agreement ("KV Handel:
 # Mindestgehalt" is the agreement's value, not the law's)
+# cities abroad a business trip may go to: "Dienstreise nach München" asks for the Auslandstaggeld
+_ABROAD = ("münchen|muenchen|berlin|hamburg|frankfurt|stuttgart|köln|koeln|nürnberg|nuernberg|passau|rosenheim"
+           "|regensburg|dresden|leipzig|düsseldorf|duesseldorf|zürich|zuerich|basel|genf|bern|mailand|rom|venedig"
+           "|triest|bozen|verona|florenz|prag|brünn|bruenn|budapest|bratislava|pressburg|ljubljana|laibach|maribor"
+           "|zagreb|paris|london|brüssel|bruessel|amsterdam|warschau|krakau|madrid|barcelona|lissabon|kopenhagen"
+           r"|stockholm|belgrad|bukarest|athen|istanbul|dubai|new\s+york")
 _LAND_RE = {**{name: re.compile(rf"\b(?:{pattern})\b", re.I) for name, pattern in _LAENDER.items()},
-            "Dienstreisen ins Ausland": re.compile(r"\bausland\w*|\bauslands\w*", re.I),
+            "Dienstreisen ins Ausland": re.compile(r"\bausland\w*|\bauslands\w*|\b(?:" + _ABROAD + r")\b", re.I),
             "den Kollektivvertrag": re.compile(r"\bKV\b|\bkollektivvertr\w*", re.I)}
 _PER_UNIT_RE = re.compile(r"(?:\b(?:pro|je|per)\s+|/\s*)(kwh|kilowattstunde|km|kilometer|m²|m2|quadratmeter|liter)\b",
                           re.I)

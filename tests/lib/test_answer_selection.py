@@ -424,6 +424,10 @@ def test_scopes_need_a_figure_and_the_unit_passage_of_a_multi_question_is_added(
     daily = unit("S3", "lb-rk-01", "Für Dienstreisen im Inland gebührt ab 2025 ein Taggeld von € 30 pro Tag.")
     assert rep.asked_scope_missing("Dienstreise nach München: welches Auslandstaggeld darf ich zahlen?", [daily]) == \
         ("land", "Dienstreisen ins Ausland")
+    # a city abroad names the Ausland too ("Rom" only as a word, not in "Romana")
+    assert rep.asked_scope_missing("Welches Taggeld darf ich steuerfrei zahlen, wenn die Dienstreise nach München "
+                                   "geht?", [daily]) == ("land", "Dienstreisen ins Ausland")
+    assert rep.asked_scope_missing("Welches Taggeld gilt für Frau Romana Huber?", [daily]) is None
     assert rep.asked_scope_missing("KV Handel 2025: Mindestgehalt im 1. Berufsjahr?", [daily]) == \
         ("land", "den Kollektivvertrag")
     mileage = unit("S4", "lb-rk-02", "Seit 1. Jänner 2025 beträgt es € 0,50 pro Kilometer für Pkw.", "Kilometergeld")
