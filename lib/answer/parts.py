@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 import os
 
+from ..facts.concepts import BASIS_WORDS, KIND_WORDS
+from ..text.german import fold_plain, light_stem, word_tokens
 from .types import AgentAnswer
 
 # the status of a merged answer: any part answered makes it answered; otherwise the first part's status
@@ -30,10 +32,30 @@ def heading(label: str) -> str:
     return f"**{label}**"
 
 
+# what a part may ask for without naming a subject of its own: a kind of value, a basis, a unit
+_VALUE_NOUNS = KIND_WORDS | frozenset(BASIS_WORDS) | frozenset(light_stem(fold_plain(w)) for w in """
+arbeitstag werktag kalendertag dienstjahr stunde prozent euro cent höhe zeit dauer""".split())
+
+
+def _elliptic(label: str) -> bool:
+    """A part that names no subject of its own ("Bis zu welchem Betrag pro Arbeitstag?" after "Sind
+    Essensgutscheine steuerfrei"): its nouns, after the first word, only say what kind of value it asks for."""
+    nouns = [w for w in word_tokens(label)[1:] if w[:1].isupper() and w.isalpha()]
+    return all(light_stem(fold_plain(w)) in _VALUE_NOUNS for w in nouns)
+
+
 def merge(parts: list[str], answers: list[AgentAnswer]) -> AgentAnswer:
-    """The answers to ``parts`` as one AgentAnswer (retrieval and retrieved ids are the caller's)."""
+    """The answers to ``parts`` as one AgentAnswer (retrieval and retrieved ids are the caller's). When the first
+    part is refused because the base (or the entries it was answered from) does not name its subject, the parts
+    that only ask on about it (:func:`_elliptic`) are refused with it: their passages answer another subject."""
     if len(answers) == 1:
         return answers[0]
+    first = answers[0]
+    if (first.status == "verweigert" and (first.answer or "").startswith("Zu „")
+            and all(_elliptic(label) for label in labels(parts)[1:len(answers)])):
+        return dataclasses.replace(
+            first, timings={k: sum(a.timings.get(k, 0.0) for a in answers) for k in _SUMMED},
+            violations=first.violations + ["refused: parts_ask_about_the_refused_subject"])
     statuses = [a.status for a in answers]
     status = "beantwortet" if "beantwortet" in statuses else statuses[0]
     bodies = [(a.answer or "").strip() for a in answers]

@@ -131,3 +131,24 @@ def test_a_notice_that_opens_every_part_is_read_once():
     assert merged.answer.count("Ohne KI-Antwort") == 1
     assert merged.answer.index("**A?**") < merged.answer.index("Ohne KI-Antwort") < merged.answer.index("**B?**")
     assert "> b [y]" in merged.answer
+
+
+def test_a_part_that_only_asks_on_about_a_refused_subject_is_refused_with_it():
+    refused = _answer("verweigert", "Zu „Essensgutscheine“ enthält die Wissensbasis keine Aussage.", [],
+                      timings={"retrieve_ms": 4.0})
+    neighbour = _answer("beantwortet", "bis 25 Dienstjahre: 30 Werktage [lb-url-01]", ["lb-url-01"],
+                        timings={"retrieve_ms": 6.0})
+    parts = ["Sind Essensgutscheine für ein Gasthaus steuerfrei?", "Bis zu welchem Betrag pro Arbeitstag?"]
+    merged = answer_parts.merge(parts, [refused, neighbour])
+    assert (merged.status, merged.cited_ids) == ("verweigert", [])
+    assert merged.answer == "Zu „Essensgutscheine“ enthält die Wissensbasis keine Aussage."
+    assert "refused: parts_ask_about_the_refused_subject" in merged.violations
+    assert merged.timings["retrieve_ms"] == 10.0
+    # a second part with a subject of its own keeps its answer
+    other = answer_parts.merge(["Sind Essensgutscheine steuerfrei?", "Wie hoch ist das Taggeld 2025?"],
+                               [refused, neighbour])
+    assert other.status == "beantwortet" and other.cited_ids == ["lb-url-01"]
+    # a plain refusal of the first part does not carry over
+    plain = answer_parts.merge(parts, [_answer("verweigert", "Dazu enthält die Wissensbasis keine Aussage.", []),
+                                       neighbour])
+    assert plain.status == "beantwortet"
