@@ -371,7 +371,7 @@ class PvKbAgent(models.AbstractModel):
                     reserve_tokens=answer_modes.get(mode).reserve_tokens)
                 prepared.answer_mode = mode
                 prepared.plan = {"system": system, "max_blocks": max_blocks, "max_chars": max_chars,
-                                 "fact_conflicts": self.env["pv.kb.fact"]._conflicts(retrieval.entry_ids)}
+                                 "fact_conflicts": self.env["pv.kb.fact"]._conflicts(retrieval.entry_ids, outdated=True)}
                 if reranking:
                     prepared.pending = True     # the model orders the entries in step 2, without a cursor
                 else:

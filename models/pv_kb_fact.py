@@ -269,10 +269,11 @@ class PvKbFact(models.Model):
         return base.index
 
     @api.model
-    def _conflicts(self, entry_ids):
+    def _conflicts(self, entry_ids, outdated=False):
         """The ⚠ conflicts among the entries ``entry_ids`` by the fact comparison (the whole base's topic words
-        decide the subjects, as in the health check): lib.answer.types.Conflict records."""
+        decide the subjects, as in the health check): lib.answer.types.Conflict records; ``outdated``: also the
+        values of earlier years a newer entry replaced (``Conflict.outdated``)."""
         fact_index = self._index()
         wanted = set(entry_ids)
         return conflicts_among(compare([f for f in fact_index.facts if f.entry_id in wanted], common=fact_index.common,
-                                       **self._embedding_options()))
+                                       **self._embedding_options()), outdated=outdated)

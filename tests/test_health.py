@@ -94,6 +94,15 @@ class TestHealthDemo(StandInCase):
         self.assertEqual(self.health_run.count_open, len(self.findings))
         self.assertGreater(self.health_run.duration, 0)
 
+    def test_the_answers_conflicts_keep_values_of_earlier_years_apart(self):
+        Fact = self.env["pv.kb.fact"]
+        plain = Fact._conflicts(["wiku-gfb-01", "lb-gfb-01"])
+        self.assertFalse(plain, "years apart are no conflict of an answer")
+        replaced = [c for c in Fact._conflicts(["wiku-gfb-01", "lb-gfb-01"], outdated=True) if c.outdated]
+        gfb = next(c for c in replaced if "485,85" in c.values["wiku-gfb-01"])
+        self.assertEqual(gfb.entry_ids, ["wiku-gfb-01", "lb-gfb-01"], "the older entry first")
+        self.assertIn("551,10", gfb.values["lb-gfb-01"])
+
     def test_a_rerun_updates_instead_of_duplicating(self):
         keys = sorted(self.findings.mapped("key"))
         first_seen = {f.key: f.first_seen for f in self.findings}

@@ -60,7 +60,7 @@ def warning(pair: Pair) -> str:
             + _side(pair.second, False) + ". Bitte prüfen.")
 
 
-def as_conflict(pair: Pair) -> Conflict:
+def as_conflict(pair: Pair, outdated: bool = False) -> Conflict:
     """The pair as the answer engine's :class:`Conflict` (the ⚠ note and the evaluation read that); each
     side's value with its year ("2026: 27,5 %", "ohne Jahresangabe: € 0,42")."""
     first, second = pair.first, pair.second
@@ -70,20 +70,28 @@ def as_conflict(pair: Pair) -> Conflict:
 
     return Conflict(first.concept, [first.entry_id, second.entry_id],
                     {first.entry_id: value(first), second.entry_id: value(second)},
-                    {first.entry_id: first.stand, second.entry_id: second.stand})
+                    {first.entry_id: first.stand, second.entry_id: second.stand}, outdated)
 
 
-def conflicts_among(pairs: list[Pair]) -> list[Conflict]:
+def conflicts_among(pairs: list[Pair], outdated: bool = False) -> list[Conflict]:
     """The ⚠ conflicts of an answer's entries from the fact comparison: every conflict, and an outdated value
-    whose entry names no year of its own (it claims to hold still); one per entry pair and concept."""
-    seen, out = set(), []
+    whose entry names no year of its own (it claims to hold still); one per entry pair and concept. ``outdated``:
+    also the values of an earlier year that a newer entry has replaced, marked ``outdated`` (years apart are no
+    conflict: they are warned of only when an answer quotes the older value alone)."""
+    seen: dict = {}
+    out: list[Conflict] = []
     for pair in pairs:
-        if pair.kind == "outdated" and pair.first.period.explicit:
+        older = pair.kind == "outdated" and pair.first.period.explicit
+        if older and not outdated:
             continue
         key = (frozenset(pair.entry_ids), pair.first.concept)
         if key not in seen:
-            seen.add(key)
-            out.append(as_conflict(pair))
+            seen[key] = (len(out), pair)
+            out.append(as_conflict(pair, outdated=older))
+        elif older and pair.second.period.newest > seen[key][1].second.period.newest:
+            # of the values that replaced an older one, the newest is the one to show ("2025", not "2024")
+            seen[key] = (seen[key][0], pair)
+            out[seen[key][0]] = as_conflict(pair, outdated=True)
     return out
 
 

@@ -418,3 +418,26 @@ def asked_scope_missing(question: str, chosen: list[Unit]) -> tuple[str, str] | 
     if _ASKS_RATE_RE.search(question or "") and not any(_RATE_RE.search(u.text) for u in chosen):
         return "rate", "%"
     return None
+
+
+def outdated_warnings(question: str, chosen: list[Unit], outdated) -> list[tuple[str, str]]:
+    """(⚠ paragraph, newer entry) for each value of an earlier year (``outdated``: lib/answer/types.Conflict with
+    ``outdated``, older entry first) that the chosen passages quote while they quote nothing of the entry that
+    replaced it ("Geringfügigkeitsgrenze 2022: € 485,85" of an old entry, the base's newer entry holding 2025): the
+    user learns the newer value. Not when the question names a year: then the older year may be the one asked."""
+    if _YEAR_RE.search(question or ""):
+        return []
+    entries = {u.entry_id for u in chosen}
+    quoted = " ".join(u.text for u in chosen)
+    out = []
+    for conflict in outdated:
+        older, newer = conflict.entry_ids[:2]
+        # the older value itself is quoted ("€ 485,85"), not only another passage of its entry
+        figures = re.findall(r"\d[\d.,]*\d|\d", conflict.values.get(older, "").split(": ", 1)[-1])
+        if (older in entries and newer not in entries and newer not in (n for _w, n in out)
+                and any(re.search(rf"(?<![\d.,]){re.escape(f)}(?![\d,]|\.\d)", quoted) for f in figures)):
+            out.append((f"⚠ Widerspruch in der Wissensbasis (veralteter Wert): [{older}] (Stand "
+                        f"{conflict.stands.get(older, '?')}) nennt für „{conflict.key}“ {conflict.values.get(older, '–')}; "
+                        f"neuer: [{newer}] (Stand {conflict.stands.get(newer, '?')}) nennt "
+                        f"{conflict.values.get(newer, '–')}. Bitte prüfen.", newer))
+    return out

@@ -225,8 +225,10 @@ def finish_context(prepared):
     blocks = _ordered_blocks(prepared.all_blocks, entries, prepared.rerank is not None)[:MAX_CONTEXT_BLOCKS]
     kept = {e.entry_id for e in entries}
     found = plan.get("fact_conflicts")      # the fact comparison's conflicts of the retrieved entries (the agent)
-    prepared.conflicts = ([c for c in found if set(c.entry_ids) <= kept] if found is not None else
+    found = [c for c in found if set(c.entry_ids) <= kept] if found is not None else None
+    prepared.conflicts = ([c for c in found if not c.outdated] if found is not None else
                           conflict_rules.detect_conflicts([f for f in prepared.entry_facts if f.entry_id in kept]))
+    prepared.outdated = [c for c in found or () if c.outdated]
     prepared.blocks = prompt.pick_blocks(blocks, plan["max_blocks"])
     prepared.messages = prompt.build_messages(prepared.question, prepared.blocks, prepared.conflicts,
                                               prepared.history, max_context_chars=plan["max_chars"])

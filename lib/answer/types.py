@@ -63,6 +63,7 @@ class Conflict:
     entry_ids: list[str]
     values: dict[str, str]
     stands: dict[str, str]
+    outdated: bool = False      # the first entry's value is of an earlier year than the second's (not a conflict)
 
 
 @dataclass
@@ -166,3 +167,4 @@ class PreparedQuestion:
     fact_answer: object = None        # lib.answer.fact_answer.FactAnswer: the value question answered from facts
     asked: str = ""                   # the masked question as asked, when instructions were dropped from it
     synonyms: object = None           # lib.search.fulltext.SynonymTable of the base (lib/answer/gate)
+    outdated: list = field(default_factory=list)     # Conflicts(outdated=True): an older year's value beside a newer

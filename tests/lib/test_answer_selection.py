@@ -484,3 +484,20 @@ def test_the_row_of_the_asked_age_is_added_beside_the_row_of_another_age():
     assert rep.complete_stage(question, [rows[1]], rows) is rows[0]
     assert rep.complete_stage("Familienbonus für ein Kind über 18?", [rows[0]], rows) is rows[1]
     assert rep.complete_stage(question, [rows[0]], rows) is None, "the right row is chosen"
+
+
+def test_a_quoted_value_a_newer_entry_replaced_gets_the_newer_value_beside_it():
+    old = Conflict("Geringfügigkeitsgrenze (monatlich)", ["wiku-gfb-01", "lb-gfb-01"],
+                   {"wiku-gfb-01": "2022: € 485,85", "lb-gfb-01": "2025: € 551,10"},
+                   {"wiku-gfb-01": "2022-01", "lb-gfb-01": "2025-01"}, outdated=True)
+    quoted = sel.Unit("S1", "wiku-gfb-01", "2022-01", "Für das Jahr 2022 lag diese Grenze bei € 485,85 im Monat.")
+    other = sel.Unit("S2", "wiku-gfb-01", "2022-01", "Ein Dienstverhältnis gilt als geringfügig, wenn …")
+    newer = sel.Unit("S3", "lb-gfb-01", "2025-01", "Für 2025 beträgt sie € 551,10 pro Kalendermonat.")
+    question = "Im Lohnprogramm ist als Geringfügigkeitsgrenze noch 485,85 hinterlegt – stimmt das noch?"
+    [(warning, entry)] = rep.outdated_warnings(question, [other, quoted], [old])
+    assert entry == "lb-gfb-01" and warning.startswith("⚠")
+    assert "[wiku-gfb-01] (Stand 2022-01)" in warning and "[lb-gfb-01] (Stand 2025-01) nennt 2025: € 551,10" in warning
+    # the newer entry quoted too, the older value not quoted, or a year asked: nothing to add
+    assert rep.outdated_warnings(question, [quoted, newer], [old]) == []
+    assert rep.outdated_warnings(question, [other], [old]) == []
+    assert rep.outdated_warnings("Wie hoch war die Geringfügigkeitsgrenze 2022?", [quoted], [old]) == []

@@ -116,6 +116,10 @@ def answer(prepared, client, on_delta, deadline, cancel, timings):
             status = "verweigert"
             answer = missing_year_note(*missing) + "\n\n" + answer
             violations.append(f"refused: asked_year_missing: {missing[0]}")
+        for warning, newer in selection_repair.outdated_warnings(prepared.question, choice.units, prepared.outdated):
+            # the passages quote a value a newer entry replaced: its value is shown beside it
+            answer = answer.rstrip() + "\n\n" + warning
+            violations.append(f"repaired: outdated_value_warned: {newer}")
         scope = (selection_repair.asked_scope_missing(prepared.question, choice.units)
                  if missing is None and choice.units else None)
         if scope is not None:
