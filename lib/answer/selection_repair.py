@@ -280,10 +280,11 @@ _OPEN_YEAR_RE = re.compile(r"\b(?:ab|seit)\s+(?:dem\s+)?(?:\d{1,2}\.\s*(?:\d{1,2
 
 _UNTIL_YEAR_RE = re.compile(r"\b(?:bis|vor)\s+(?:(?:ende|einschließlich|zum)\s+)?(?:\d{1,2}\.\s*\d{1,2}\.\s*)?"
                             r"((?:19|20)\d{2})\b|\b(?:19|20)\d{2}\s*(?:–|-|bis)\s*((?:19|20)\d{2})\b", re.I)
-_EVENT_YEAR_RE = re.compile(r"\b(?:gekauft|angeschafft|erworben|zugelassen|erstzulassung|geboren|eingetreten|eintritt"
-                            r"|begonnen|beginn|seit|ab)\b\W+(?:\w+\W+){0,2}?(?:19|20)\d{2}\b"
-                            r"|\b(?:19|20)\d{2}\s+(?:\w+\s+){0,2}?(?:gekauft|angeschafft|erworben|zugelassen|geboren"
-                            r"|eingetreten|begonnen)\b", re.I)
+# a year that dates an event of the case: a participle near it ("gekauft 2024", "2024 … ohne Zinsen geborgt",
+# "2019 erstmals zugelassen") or a start ("seit 2023", "Eintritt 2024")
+_EVENT_WORDS = r"(?:ge[^\W\d_]{3,}(?:t|en)|[^\W\d_]+ge[^\W\d_]{3,}(?:t|en)|zugelassen|erworben|begonnen|erstzulassung|eintritt|beginn|seit|ab)"
+_EVENT_YEAR_RE = re.compile(r"\b" + _EVENT_WORDS + r"\b\W+(?:\S+\s+){0,2}?(?:19|20)\d{2}\b"
+                            r"|\b(?:19|20)\d{2}\s+(?:\S+\s+){0,4}?" + _EVENT_WORDS + r"\b", re.I)
 
 
 def asked_year_missing(question: str, chosen: list[Unit]) -> tuple[str, str] | None:
@@ -355,10 +356,11 @@ _UNIT_RE = {"kWh": re.compile(r"kwh|kilowattstunde", re.I), "km": re.compile(r"\
 # KV): a value asked for them is not the general one (a question that asks no value is left alone: "Der Lehrling
 # hat sich am Arbeitsweg verletzt – zählt das zum Krankenstand?")
 _GROUPS = {"Lehrlinge": r"lehrling\w*|lehrjahr\w*", "freie Dienstnehmer": r"freien?\s+dienstnehmer\w*",
-           "Beamte": r"beamt(?:e|en|er|in|innen)\b", "Ferialpraktikanten": r"ferialprakti\w*",
-           "Geschäftsführer": r"gesch(?:ä|ae)ftsf(?:ü|ue)hrer\w*"}
-# not the first part of a hyphenated word: a "Geschäftsführer-Assistentin" is no Geschäftsführer
-_GROUP_RE = {name: re.compile(rf"\b(?:{pattern})(?!-\w)", re.I) for name, pattern in _GROUPS.items()}
+           "Beamte": r"beamt(?:e|en|er|in|innen)\b", "Ferialpraktikanten": r"ferialprakti\w*"}
+# (not the Geschäftsführer: one employed under the ASVG is an employee like any other, and the scope note refused
+# such questions on held-out sets without catching one the base does not answer)
+# not the first part of a hyphenated word: a "Lehrlings-Ausbilder" is no apprentice
+_GROUP_RE = {name: re.compile(rf"\b(?:{pattern})(?!\w*-\w)", re.I) for name, pattern in _GROUPS.items()}
 
 
 def complete_land(question: str, chosen: list[Unit], units: list[Unit]) -> Unit | None:

@@ -408,8 +408,10 @@ def test_the_passage_of_the_asked_land_is_added_and_a_group_of_employees_is_a_sc
     rates = [sel.Unit("S1", "lb-sv-02", "2025-01", "2025 trägt der Dienstnehmer insgesamt 18,07 %.", "Beitragssätze")]
     assert rep.asked_scope_missing("Lehrling: SV DN-Anteil 2025 in %?", rates) == ("group", "Lehrlinge")
     assert rep.asked_scope_missing("SV DN-Anteil 2025 in %?", rates) is None
-    assert rep.asked_scope_missing("Geschäftsführer-Assistentin, € 8.200: SV DN-Anteil 2025 in %?", rates) is None, \
+    assert rep.asked_scope_missing("Lehrlings-Ausbilderin, € 4.200: SV DN-Anteil 2025 in %?", rates) is None, \
         "the first part of a hyphenated word names another person"
+    assert rep.asked_scope_missing("Geschäftsführer (angestellt, ASVG): SV DN-Anteil 2025 in %?", rates) is None, \
+        "an employed Geschäftsführer is an employee like any other"
     injured = [sel.Unit("S1", "lb-efz-02", "2024-01", "Ein Wegunfall gilt als Arbeitsunfall.", "Arbeitsunfall")]
     assert rep.asked_scope_missing("Der Lehrling hat sich am Arbeitsweg verletzt – zählt das zum Krankenstand?",
                                    injured) is None, "no value asked"
