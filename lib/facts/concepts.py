@@ -20,7 +20,7 @@ GENERIC = frozenset(light_stem(fold_plain(w)) for w in """
 wert werte regel regelung betrag beträge höhe angabe angaben inhalt element hinweis bedeutung beschreibung
 details erläuterung information kennzahl größe daten punkt aspekt thema merkmal eintrag sachverhalt behandlung
 stand zeitraum jahr jahre kalenderjahr variante fall satz sätze beginn ausmaß gesamt insgesamt je pro im ab bis seit über unter
-mind mindestens max maximal höchstens ca rund und oder sowie bzw nach vor beim fach fache fachen""".split())
+mind mindestens max maximal plus höchstens ca rund und oder sowie bzw nach vor beim fach fache fachen""".split())
 
 # words that say what kind of quantity a value is, not of what: "Höchstbetrag", "Freibetrag", "Grenze", "Frist"
 KIND_WORDS = frozenset(light_stem(fold_plain(w)) for w in """
@@ -126,11 +126,31 @@ def stems(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+# a truncated compound coordinated with another ("Alleinverdiener-/Alleinerzieherabsetzbetrag", "Urlaubs- und
+# Weihnachtsgeld"): the row's value holds for each, so a question naming one of them names the label
+_COORDINATED_RE = re.compile(
+    r"(?<![\w-])([^\W\d_]{3,})-\s*(?:/|,|\bbzw\.|\bund\b|\boder\b|\bsowie\b)\s*([^\W\d_]{4,})", re.I)
+
+
+def _coordinated(text: str) -> tuple[str, list[str]]:
+    """``text`` without its truncated coordinations, and each coordination as one key word of alternatives
+    ("alleinverdi|alleinerzieherabsetzbetrag"), matched by :func:`words_match` part by part."""
+    found: list[str] = []
+
+    def one(match: re.Match) -> str:
+        parts = [stems(match.group(1)), stems(match.group(2))]
+        if all(len(p) == 1 for p in parts):
+            found.append(f"{parts[0][0]}|{parts[1][0]}")
+            return " "
+        return match.group(0)
+    return _COORDINATED_RE.sub(one, text), found
+
+
 def concept_key(label: str, abbrev: Mapping[str, tuple[str, ...]] | None = None) -> frozenset[str]:
     """The key of a label: its words without years, basis, numbers and generic words, abbreviations written
-    out ("DB 2018–2022" → {dienstgeberbeitrag}; "Geringfügigkeitsgrenze monatlich" → {geringfuegigkeitsgrenz})."""
-    text = strip_basis(strip_periods(label or ""))
-    words: list[str] = []
+    out ("DB 2018–2022" → {dienstgeberbeitrag}; "Geringfügigkeitsgrenze monatlich" → {geringfuegigkeitsgrenz});
+    a truncated coordination is one word of alternatives (:func:`_coordinated`)."""
+    text, words = _coordinated(strip_basis(strip_periods(label or "")))
     for raw in word_tokens(text):
         if abbrev and raw in abbrev:
             words.extend(abbrev[raw])
@@ -187,6 +207,8 @@ def words_match(word: str, other: str) -> bool:
     ("beschaeftigung" / "beschaeftigt")."""
     if word == other:
         return True
+    if "|" in word or "|" in other:      # alternatives of a coordination (concept_key)
+        return any(words_match(x, y) for x in word.split("|") for y in other.split("|"))
     short, long_ = sorted((word, other), key=len)
     if len(short) >= 5 and long_.endswith(short) or len(short) >= 6 and long_.startswith(short):
         return True
@@ -201,6 +223,8 @@ def words_match(word: str, other: str) -> bool:
 def match_keys(word: str) -> list[tuple[str, str]]:
     """Keys under which :func:`words_match` partners meet: two words that match share one of their keys (the
     word itself, its first six letters, its last five), so an index by these keys finds every partner."""
+    if "|" in word:
+        return [key for part in word.split("|") for key in match_keys(part)]
     keys = [("=", word)]
     if len(word) >= 6:
         keys.append(("<", word[:6]))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from ..search.fulltext import is_value_question
+from ..text.numbers import CARDINALS
 from ..text.german import ANSWER_STOPWORDS, QUESTION_STOPWORDS, fold_plain, light_stem, word_tokens
 from .compare import Pair, compare, same_concept, topic_common_words
 from .concepts import GENERIC, basis_of, stems, strip_basis, word_in
@@ -34,9 +35,10 @@ man ich wir den dem der die das des ein eine einen einem für fürs pro je im in
 zum zur bei beim mit und oder ist sind war wird werden liegt lag höhe betrag wert werte amtlich amtliche
 gesetzlich offiziell welchem welchen zu noch dauert dauern brauch brauche benötige
 darf dürfen durfte auszahlen auszahlt ausgezahlt rechne rechnen rechnet trägt tragen anfällt anfallen fällt fallen
-kassiert kassieren eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
+kassiert kassieren mutter vater mein meine meinen meinem meiner unser unsere unseren unserem unserer eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
 # question words that name a concept word in other words
-_SAME_AS = {"start": "beginn", "startet": "beginn", "anfang": "beginn"}
+_SAME_AS = {"start": "beginn", "startet": "beginn", "anfang": "beginn", "tochter": "kind", "sohn": "kind",
+            "toechter": "kind", "soehne": "kind"}
 # what the question asks for, by its wording: the unit kinds of a fact that answer it (used to choose between
 # concepts of one entry that all fit the words, e.g. "Beitragssatz" 1,53 % and "Beitragspflicht" ab dem 2. Monat)
 _AMOUNT_UNITS = frozenset({"€", "%", "Prozentpunkte"})
@@ -115,6 +117,15 @@ def _bounds(text: str) -> frozenset:
     return frozenset(out)
 
 
+# a count written as a word before a counted noun ("mit einem Kind", "für zwei Kinder"): the number of a row's variant
+_COUNTED_RE = re.compile(r"\b(" + "|".join(sorted(CARDINALS, key=len, reverse=True)) + r")\s+(Kind(?:er|ern|es)?)\b",
+                         re.I)
+
+
+def _counted(text: str) -> str:
+    return _COUNTED_RE.sub(lambda m: f"{CARDINALS[m.group(1).lower()]} {m.group(2)}", text)
+
+
 def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Question | None:
     """The question's concept words with their alternatives, or None when it is no value question."""
     if not text or _NOT_VALUE.search(text):
@@ -135,7 +146,7 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
             e.strip() for e in (expansions or "").split(";") if e.strip())
     words: list[frozenset] = []
     law = re.compile(r"§+\s*\d+[a-z]?(?:\s*(?:Abs\.?|Z\.?|lit\.?)\s*\d+[a-z]?)*\s*[A-ZÄÖÜ][A-Za-zÄÖÜäöü]*G\b")
-    plain = law.sub(" ", text)
+    plain = _counted(law.sub(" ", text))
     for raw in word_tokens(strip_basis(plain)):
         if raw.isdigit() or len(raw) < 2:
             continue

@@ -216,3 +216,16 @@ def test_a_table_of_the_summary_is_read_like_the_kernwerte_its_bullets_are_not()
 ])
 def test_a_multiplier_is_no_variant(label, variant):
     assert variant_of(label) == variant
+
+
+def test_a_truncated_coordination_is_one_key_word_of_alternatives():
+    from lib.facts.concepts import concept_key, word_in
+    key = concept_key("Alleinverdiener-/Alleinerzieherabsetzbetrag, 1 Kind")
+    assert "kind" in key and len(key) == 2
+    (both,) = key - {"kind"}
+    assert word_in("alleinerzieherabsetzbetrag", [both]) and word_in("alleinverdienerabsetzbetrag", [both])
+    assert not word_in("familienbonu", [both])
+    # "Urlaubs- und Weihnachtsgeld": either names it; a plain hyphen compound stays as it was
+    assert any(word_in("weihnachtsgeld", [w]) for w in concept_key("Urlaubs- und Weihnachtsgeld"))
+    assert concept_key("Dienstgeber-Beitrag") == concept_key("Dienstgeber-Beitrag")
+    assert all("|" not in w for w in concept_key("Dienstgeber-Beitrag"))

@@ -230,3 +230,24 @@ def test_the_row_of_the_childs_age_and_a_yearly_amount_is_not_called_monthly(fac
     assert "Kind unter 18 (monatlich)" not in text
     yearly = answer("Wie viel beträgt der Familienbonus Plus 2025 jährlich für ein Kind unter 18 Jahren?", facts).text
     assert "€ 2.000,16" in yearly and "700,08" not in yearly
+
+
+def test_one_part_of_a_coordinated_label_names_the_row(facts):
+    # "Alleinverdiener-/Alleinerzieherabsetzbetrag, 1 Kind": the value holds for each of the two; a count written
+    # as a word ("einem Kind", "zwei Kinder") is the row's number, and "Mutter" is the person asking
+    for question, value, other in (("Alleinerzieherabsetzbetrag bei einem Kind?", "€ 601", "813"),
+                                   ("Alleinverdienerabsetzbetrag 2025 für 2 Kinder", "€ 813", "601"),
+                                   ("AVAB für zwei Kinder?", "€ 813", "601"),
+                                   ("Wie viel Alleinerzieherabsetzbetrag bekommt eine Mutter mit einem Kind?",
+                                    "€ 601", "813")):
+        result = answer(question, facts)
+        assert result is not None, question
+        assert f"{value} [lb-lst-02]" in result.text and other not in result.text, question
+    # a word of neither part is still no match
+    assert answer("Alleinstehendenabsetzbetrag bei einem Kind?", facts) is None
+
+
+def test_a_daughter_is_a_child_and_plus_is_part_of_the_name(facts):
+    for question in ("Familienbonus für ein Kind unter 18?", "Familienbonus Tochter unter 18?", "Wie hoch ist der Familienbonus für meine Tochter unter 18?"):
+        result = answer(question, facts)
+        assert result is not None and "€ 2.000,16" in result.text, question
