@@ -36,6 +36,11 @@ zum zur bei beim mit und oder ist sind war wird werden liegt lag höhe betrag we
 gesetzlich offiziell welchem welchen zu noch dauert dauern brauch brauche benötige
 darf dürfen durfte auszahlen auszahlt ausgezahlt rechne rechnen rechnet trägt tragen anfällt anfallen fällt fallen
 kassiert kassieren mutter vater mein meine meinen meinem meiner unser unsere unseren unserem unserer eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
+# what a percentage is taken of ("Wie viel Prozent DB fallen auf die Lohnsumme an?"): said by a question asking for a
+# rate, but seldom in the rate's row
+_RATE_BASES = frozenset(light_stem(fold_plain(w)) for w in """
+lohnsumme lohnsummen bruttolohnsumme arbeitslöhne arbeitslohn bruttolohn bruttolöhne bruttobezug bruttobezüge
+bemessungsgrundlage beitragsgrundlage entgelt entgelts bruttoentgelt""".split())
 # question words that name a concept word in other words
 _SAME_AS = {"start": "beginn", "startet": "beginn", "anfang": "beginn", "tochter": "kind", "sohn": "kind",
             "toechter": "kind", "soehne": "kind"}
@@ -264,7 +269,9 @@ def _eligible(question: Question, fact: Fact) -> bool:
                or dimension(k) for k in required_key(fact)):
         return False
     pool = _fact_pool(fact)
-    return all(any(word_in(a, pool) or dimension(a) for a in alternatives) for alternatives in question.words)
+    of_rate = (lambda word: "%" in question.asks and fact.value.unit == "%" and word in _RATE_BASES)
+    return all(any(word_in(a, pool) or dimension(a) or of_rate(a) for a in alternatives)
+               for alternatives in question.words)
 
 
 def eligible_facts(question: Question, facts: Iterable[Fact]) -> list[Fact]:

@@ -251,3 +251,12 @@ def test_a_daughter_is_a_child_and_plus_is_part_of_the_name(facts):
     for question in ("Familienbonus für ein Kind unter 18?", "Familienbonus Tochter unter 18?", "Wie hoch ist der Familienbonus für meine Tochter unter 18?"):
         result = answer(question, facts)
         assert result is not None and "€ 2.000,16" in result.text, question
+
+
+def test_what_a_rate_is_taken_of_needs_no_word_of_the_row(facts):
+    # the DB row says "3,7 %" and nothing of the Lohnsumme; a question asking for a rate may name what it is of
+    for question in ("Wie viel Prozent DB fallen 2025 auf die Lohnsumme an?", "DB-Satz 2025 von der Lohnsumme?"):
+        result = answer(question, facts)
+        assert result is not None and "3,7 % [lb-lnk-01]" in result.text, question
+    # the same word in a question that asks for no rate still has to be accounted for
+    assert answer("Lohnsumme 2025?", facts) is None
