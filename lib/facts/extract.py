@@ -162,6 +162,11 @@ def _concept_label(label: str, column: str, row_periods: bool, column_period: bo
     return readable, label
 
 
+# a row label that only qualifies the row above ("Steuerfreier Höchstbetrag | € 360", "Bei überwiegender Nachtarbeit |
+# € 540"): the row above says what its value is, so its words are the row's context
+_CONTINUATION = re.compile(r"^\s*(?:bei|für|mit|ohne|wenn|falls|im\s+fall)\b", re.I)
+
+
 def _facts_of_table(source: Source, section: str, caption: str, table_no: int, header, rows, base: dict) -> list[Fact]:
     facts: list[Fact] = []
     width = max((len(c) for _, _, c in rows), default=0)
@@ -176,10 +181,14 @@ def _facts_of_table(source: Source, section: str, caption: str, table_no: int, h
         if column_cells and (_QUALIFIER_HEADERS.match(head) or all(is_period_only(c) for c in column_cells)):
             qualifier_cols.add(col)
     table_period = find_period(first_header, "caption") if first_header and not row_periods else None
+    governing = ""      # the last row a continuation row ("Bei überwiegender Nachtarbeit | € 540") qualifies
     for row_no, (number, raw, cells) in enumerate(rows):
         if len(cells) < 2:
             continue
         label = cells[0]
+        continued = governing if not row_periods and _CONTINUATION.match(label) else ""
+        if not continued:
+            governing = label
         row_period = None
         if row_periods:
             row_period = find_period(label, "row")
@@ -202,8 +211,10 @@ def _facts_of_table(source: Source, section: str, caption: str, table_no: int, h
             period = (own or row_period or head_period or qualifier or table_period or base["caption_period"]
                       or base["title_period"] or base["implicit"])
             concept, key_text = _concept_label(label, head, row_periods, column_is_period, first_header)
+            if continued and concept:
+                concept = f"{strip_basis(strip_periods(continued)) or continued}, {concept[:1].lower()}{concept[1:]}"
             variant_source = label if not row_periods else ""
-            context_text = " ".join([caption, first_header if not row_periods else first_header, strip_periods(cell)])
+            context_text = " ".join([caption, first_header, strip_periods(cell), strip_periods(continued)])
             facts.append(Fact(
                 source.entry_id, source.stand, source.topic, concept or label, label, head, caption,
                 base["key"](key_text), base["key"](context_text), base["subject"], period,

@@ -260,3 +260,12 @@ def test_what_a_rate_is_taken_of_needs_no_word_of_the_row(facts):
         assert result is not None and "3,7 % [lb-lnk-01]" in result.text, question
     # the same word in a question that asks for no rate still has to be accounted for
     assert answer("Lohnsumme 2025?", facts) is None
+
+
+def test_a_row_that_qualifies_the_row_above_is_read_with_it(facts):
+    # "Steuerfreier Höchstbetrag gemeinsam | € 360 monatlich" / "Bei überwiegender Nachtarbeit | € 540 monatlich"
+    text = answer("Wie viel SEG-Zulagen sind bei überwiegender Nachtarbeit steuerfrei?", facts).text
+    assert "€ 540 monatlich [lb-ust-03]" in text and "€ 360" not in text
+    assert "Steuerfreier Höchstbetrag gemeinsam, bei überwiegender Nachtarbeit" in text
+    nacht = [f for f in facts if f.entry_id == "lb-ust-03" and f.label == "Bei überwiegender Nachtarbeit"]
+    assert nacht and "steuerfrei" in nacht[0].context and "steuerfrei" not in nacht[0].key
