@@ -128,8 +128,9 @@ def stems(text: str) -> tuple[str, ...]:
 
 # a truncated compound coordinated with another ("Alleinverdiener-/Alleinerzieherabsetzbetrag", "Urlaubs- und
 # Weihnachtsgeld"): the row's value holds for each, so a question naming one of them names the label
-_COORDINATED_RE = re.compile(
-    r"(?<![\w-])([^\W\d_]{3,})-\s*(?:/|,|\bbzw\.|\bund\b|\boder\b|\bsowie\b)\s*([^\W\d_]{4,})", re.I)
+_JOINER = r"\s*(?:/|,|\bbzw\.|\bund\b|\boder\b|\bsowie\b)\s*"
+_COORDINATED_RE = re.compile(rf"(?<![\w-])((?:[^\W\d_]{{3,}}-{_JOINER})+)([^\W\d_]{{4,}})", re.I)
+_TRUNCATED_RE = re.compile(rf"([^\W\d_]{{3,}})-{_JOINER}", re.I)
 
 
 def _coordinated(text: str) -> tuple[str, list[str]]:
@@ -138,9 +139,9 @@ def _coordinated(text: str) -> tuple[str, list[str]]:
     found: list[str] = []
 
     def one(match: re.Match) -> str:
-        parts = [stems(match.group(1)), stems(match.group(2))]
+        parts = [stems(word) for word in _TRUNCATED_RE.findall(match.group(1))] + [stems(match.group(2))]
         if all(len(p) == 1 for p in parts):
-            found.append(f"{parts[0][0]}|{parts[1][0]}")
+            found.append("|".join(p[0] for p in parts))
             return " "
         return match.group(0)
     return _COORDINATED_RE.sub(one, text), found

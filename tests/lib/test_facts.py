@@ -227,5 +227,7 @@ def test_a_truncated_coordination_is_one_key_word_of_alternatives():
     assert not word_in("familienbonu", [both])
     # "Urlaubs- und Weihnachtsgeld": either names it; a plain hyphen compound stays as it was
     assert any(word_in("weihnachtsgeld", [w]) for w in concept_key("Urlaubs- und Weihnachtsgeld"))
+    (chain,) = [w for w in concept_key("Zuschläge für Sonntags-, Feiertags- und Nachtarbeit") if "|" in w]
+    assert all(word_in(w, [chain]) for w in ("sonntagsarbeit", "feiertagsarbeit", "nachtarbeit"))
     assert concept_key("Dienstgeber-Beitrag") == concept_key("Dienstgeber-Beitrag")
     assert all("|" not in w for w in concept_key("Dienstgeber-Beitrag"))
