@@ -17,7 +17,8 @@ from ..kb.format import split_sections
 from ..text import md_blocks
 from .amounts import Amount, header_unit, parse_amount
 from .tiers import Tier, staged, tier_of
-from .concepts import GENERIC, KIND_WORDS, acronyms, basis_of, concept_key, strip_basis, subject_words, variant_of, word_in
+from .concepts import (GENERIC, KIND_WORDS, acronyms, basis_of, concept_key, stems, strip_basis, subject_words, variant_of,
+                       word_in)
 from .periods import Period, find_period, implicit, is_period_only, strip_periods
 from .sentences import paragraphs, read_paragraph
 
@@ -86,6 +87,7 @@ class Fact:
     name: str = ""          # the concept as the label says it, without the title's head in front
     optional: frozenset = frozenset()   # key words only in the column header's parentheses ("(6-Tage-Woche)")
     tier: Tier | None = None            # the range of service years or kilometres its row holds for (tiers.py)
+    mentions: frozenset = frozenset()   # words of the entry's sentences that state its value as written
 
 
     @property
@@ -308,6 +310,7 @@ def extract_facts(source: Source, abbrev: Mapping[str, tuple[str, ...]] | None =
         if section.key in SENTENCE_SECTIONS:
             facts.extend(_sentence_facts(source, section.key, section.heading, numbered, base))
     facts = facts if _KEEP_REPEATS else _without_repeated_sentences(facts)
+    _add_mentions(facts, body_lines)
     spelled = acronyms([f.label for f in facts] + [f.column_header for f in facts], base["subject"], abbrev)
     for fact in facts:
         if spelled and fact.key & spelled.keys():
@@ -319,6 +322,28 @@ def extract_facts(source: Source, abbrev: Mapping[str, tuple[str, ...]] | None =
             outside = frozenset(spelled.get(w, w) for w in outside) if spelled else outside
             fact.optional = frozenset(w for w in fact.key if not word_in(w, outside))
     return facts
+
+
+def _add_mentions(facts: list[Fact], body_lines: list[str]) -> None:
+    """Each fact's ``mentions``: the words of the prose sentences of its entry that state its value as written
+    ("Für laufende Bezüge gilt 2025 eine monatliche Höchstbeitragsgrundlage von € 6.450"), which say what the
+    value is for where the table's row label is short. Values without a figure or of fewer than four characters
+    ("3 %") are left alone: such strings stand in too many sentences."""
+    wanted = {f.value.text.strip() for f in facts
+              if len(f.value.text.strip()) >= 4 and any(c.isdigit() for c in f.value.text)}
+    if not wanted:
+        return
+    prose = " ".join(line.strip() for line in body_lines
+                     if line.strip() and not md_blocks.is_table_row(line) and not line.lstrip().startswith("#"))
+    found: dict[str, set] = {}
+    for sentence in md_blocks.split_sentences(" ".join(prose.split())):
+        for text in wanted:
+            if text in sentence:
+                found.setdefault(text, set()).update(stems(sentence))
+    for fact in facts:
+        words = found.get(fact.value.text.strip())
+        if words:
+            fact.mentions = frozenset(words)
 
 
 def fold_plain_words(text: str) -> list[str]:

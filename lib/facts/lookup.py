@@ -214,7 +214,7 @@ def asked_units(text: str) -> frozenset:
 
 
 def _fact_pool(fact: Fact) -> set[str]:
-    pool = set(fact.key | fact.context | fact.subject) | _value_words(fact.text)
+    pool = set(fact.key | fact.context | fact.subject | fact.mentions) | _value_words(fact.text)
     for law in fact.legal:
         pool.update(law.split())
     return pool

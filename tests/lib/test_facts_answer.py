@@ -269,3 +269,14 @@ def test_a_row_that_qualifies_the_row_above_is_read_with_it(facts):
     assert "Steuerfreier Höchstbetrag gemeinsam, bei überwiegender Nachtarbeit" in text
     nacht = [f for f in facts if f.entry_id == "lb-ust-03" and f.label == "Bei überwiegender Nachtarbeit"]
     assert nacht and "steuerfrei" in nacht[0].context and "steuerfrei" not in nacht[0].key
+
+
+def test_the_sentence_that_states_a_value_says_what_it_is_for(facts):
+    # the Kernwerte row says "Höchstbeitragsgrundlage monatlich"; the summary says the € 6.450 are for laufende Bezüge
+    for question in ("HBGl 2025 monatlich für laufende Bezüge?", "HBGl lfd. Bezüge 2025 monatlich?"):
+        result = answer(question, facts)
+        assert result is not None and "€ 6.450 [lb-sv-01]" in result.text, question
+    monthly = [f for f in facts if f.entry_id == "lb-sv-01" and f.text == "€ 6.450"]
+    assert monthly and {"laufend", "bezueg"} <= monthly[0].mentions
+    # a value of three characters is no sign of a sentence about it
+    assert all(not f.mentions for f in facts if len(f.text.strip()) < 4)
