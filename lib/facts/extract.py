@@ -325,9 +325,9 @@ def extract_facts(source: Source, abbrev: Mapping[str, tuple[str, ...]] | None =
 
 
 def _add_mentions(facts: list[Fact], body_lines: list[str]) -> None:
-    """Each fact's ``mentions``: the words of the prose sentences of its entry that state its value as written
-    ("Für laufende Bezüge gilt 2025 eine monatliche Höchstbeitragsgrundlage von € 6.450"), which say what the
-    value is for where the table's row label is short. Values without a figure or of fewer than four characters
+    """Each fact's ``mentions``: the words of the prose sentences of its entry that state one of its concept's
+    values as written ("Für laufende Bezüge gilt 2025 eine monatliche Höchstbeitragsgrundlage von € 6.450"), which
+    say what the value is for where the table's row label is short. Values without a figure or of fewer than four characters
     ("3 %") are left alone: such strings stand in too many sentences."""
     wanted = {f.value.text.strip() for f in facts
               if len(f.value.text.strip()) >= 4 and any(c.isdigit() for c in f.value.text)}
@@ -340,8 +340,15 @@ def _add_mentions(facts: list[Fact], body_lines: list[str]) -> None:
         for text in wanted:
             if text in sentence:
                 found.setdefault(text, set()).update(stems(sentence))
+    # shared by the values of one concept (its other years): a word that tells what the 2025 value is for tells it
+    # of the 2024 value too, or a question naming it would find only some years
+    by_concept: dict[tuple, set] = {}
     for fact in facts:
         words = found.get(fact.value.text.strip())
+        if words:
+            by_concept.setdefault((fact.key, fact.basis, fact.variant), set()).update(words)
+    for fact in facts:
+        words = by_concept.get((fact.key, fact.basis, fact.variant))
         if words:
             fact.mentions = frozenset(words)
 

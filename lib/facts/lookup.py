@@ -225,11 +225,20 @@ _UNIT_SIGNS = {"m²": "Quadratmeter", "m2": "Quadratmeter", "km": "Kilometer", "
 _UNIT_SIGN_RE = re.compile(r"(?<![\w²])(m²|m2|km|h|kWh)(?![\w²])")
 
 
+# a value with an upper bound ("2 % der Anschaffungskosten, max. € 960 monatlich") is a Höchstbetrag
+_CAPPED_RE = re.compile(r"\b(?:max\.|maximal|höchstens|bis\s+zu)", re.I)
+_CAP_WORDS = "Höchstbetrag Deckel Obergrenze Maximum Höchstgrenze Maximalbetrag"
+# words of a label that say how values are taken together, not what: "Steuerfreier Höchstbetrag gemeinsam"
+_SOFT_KEY_WORDS = frozenset({"gemeinsam", "zusamm", "jeweil"})
+
+
 def _value_words(text: str) -> frozenset:
     """The words of a value as written ("3 % der Bruttolohnsumme" → bruttolohnsumm): they tell what it is of; a
-    unit sign counts as its word ("je m²" → quadratmet)."""
+    unit sign counts as its word ("je m²" → quadratmet), an upper bound as "Höchstbetrag"."""
     text = text or ""
     named = " ".join(_UNIT_SIGNS[m] for m in _UNIT_SIGN_RE.findall(text))
+    if _CAPPED_RE.search(text):
+        named = f"{named} {_CAP_WORDS}"
     return frozenset(stems(f"{text} {named}"))
 
 
@@ -249,7 +258,7 @@ def required_key(fact: Fact) -> frozenset:
     header, which say how it is counted ("Werktage (6-Tage-Woche)"). The parentheses of a row label stay required:
     letting a question leave out "(laufend)" of "Dienstgeberanteil gesamt (laufend)" answered "Wie viel Prozent DB
     zahlt der DG?" with the Dienstgeberanteil on questions nobody had tuned on (docs/facts.md)."""
-    return fact.key - fact.optional or fact.key
+    return fact.key - fact.optional - _SOFT_KEY_WORDS or fact.key
 
 
 def _eligible(question: Question, fact: Fact) -> bool:

@@ -280,3 +280,14 @@ def test_the_sentence_that_states_a_value_says_what_it_is_for(facts):
     assert monthly and {"laufend", "bezueg"} <= monthly[0].mentions
     # a value of three characters is no sign of a sentence about it
     assert all(not f.mentions for f in facts if len(f.text.strip()) < 4)
+    # ... and of the same concept's other years: the 2024 value is for laufende Bezüge as well
+    text = answer("SV-HBGl lfd. mtl. 2024?", facts).text
+    assert "€ 6.060 [lb-sv-01]" in text and "keinen Wert" not in text
+
+
+def test_a_capped_value_is_a_hoechstbetrag_and_gemeinsam_need_not_be_named(facts):
+    text = answer("Welcher Höchstbetrag gilt monatlich beim Sachbezug für einen Dienstwagen nach dem Regelsatz von 2 %?",
+                  facts).text
+    assert "max. € 960 monatlich [lb-sb-01]" in text
+    text = answer("SEG-Zulagen + SFN-Zuschläge: steuerfreier Höchstbetrag pro Monat?", facts).text
+    assert "€ 360 monatlich [lb-ust-03]" in text and "€ 540" not in text
