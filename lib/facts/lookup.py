@@ -127,6 +127,10 @@ _COUNTED_RE = re.compile(r"\b(" + "|".join(sorted(CARDINALS, key=len, reverse=Tr
                          re.I)
 
 
+# "pro vollem Tag", "für einen ganzen Tag": a day's rate ("Taggeld pro Tag")
+_WHOLE_DAY = re.compile(r"\b(?:voll|ganz)(?:e|en|em|er)?\s+(?=Tag\b)", re.I)
+
+
 def _counted(text: str) -> str:
     return _COUNTED_RE.sub(lambda m: f"{CARDINALS[m.group(1).lower()]} {m.group(2)}", text)
 
@@ -141,6 +145,7 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
         return None         # "Kündigungsfrist im 16. DJ und wie viele Wochen EFZ?": the first ask has no question word
     while _HYPHEN_COMPOUND.search(text):
         text = _HYPHEN_COMPOUND.sub(lambda m: m.group(1) + m.group(2).lower(), text)
+    text = _WHOLE_DAY.sub("", text)
     raw_words = word_tokens(text)
     short = len(raw_words) <= MAX_WORDS_SHORT
     if not short and not is_value_question(text):

@@ -291,3 +291,8 @@ def test_a_capped_value_is_a_hoechstbetrag_and_gemeinsam_need_not_be_named(facts
     assert "max. € 960 monatlich [lb-sb-01]" in text
     text = answer("SEG-Zulagen + SFN-Zuschläge: steuerfreier Höchstbetrag pro Monat?", facts).text
     assert "€ 360 monatlich [lb-ust-03]" in text and "€ 540" not in text
+
+
+def test_a_whole_day_is_a_day(facts):
+    text = answer("Taggeld Inland ab 2025 – wie viel pro vollem Tag steuerfrei?", facts).text
+    assert "€ 30 [lb-rk-01]" in text and "26,40" not in text
