@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from ..search.fulltext import is_value_question
-from ..text.numbers import CARDINALS
+from ..text.numbers import CARDINALS, digits_for_words
 from ..text.german import ANSWER_STOPWORDS, QUESTION_STOPWORDS, fold_plain, light_stem, word_tokens
 from .compare import Pair, compare, same_concept, topic_common_words
 from .concepts import GENERIC, basis_of, stems, strip_basis, word_in
@@ -33,7 +33,7 @@ wie hoch viel viele wieviel wieviele welche welcher welches beträgt betragen gi
 derzeit momentan heuer genau bitte nennen nenn sag sagen gibt geben steht bekomme bekommt zahlt zahlen
 man ich wir den dem der die das des ein eine einen einem für fürs pro je im in ab bis seit nach von vom
 zum zur bei beim mit und oder ist sind war wird werden liegt lag höhe betrag wert werte amtlich amtliche
-gesetzlich offiziell welchem welchen zu noch dauert dauern brauch brauche benötige
+gesetzlich offiziell amtl welchem welchen zu noch dauert dauern brauch brauche benötige
 darf dürfen durfte auszahlen auszahlt ausgezahlt rechne rechnen rechnet trägt tragen anfällt anfallen fällt fallen
 kassiert kassieren mutter vater mein meine meinen meinem meiner unser unsere unseren unserem unserer eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
 # what a percentage is taken of ("Wie viel Prozent DB fallen auf die Lohnsumme an?"): said by a question asking for a
@@ -145,7 +145,7 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
         return None         # "Kündigungsfrist im 16. DJ und wie viele Wochen EFZ?": the first ask has no question word
     while _HYPHEN_COMPOUND.search(text):
         text = _HYPHEN_COMPOUND.sub(lambda m: m.group(1) + m.group(2).lower(), text)
-    text = _WHOLE_DAY.sub("", text)
+    text = digits_for_words(_WHOLE_DAY.sub("", text))     # "im ersten Dienstjahr" → "im 1. Dienstjahr"
     raw_words = word_tokens(text)
     short = len(raw_words) <= MAX_WORDS_SHORT
     if not short and not is_value_question(text):
@@ -168,6 +168,8 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
         if folded in _SAME_AS and light_stem(_SAME_AS[folded]) in GENERIC:
             continue
         alternatives = {stem}
+        if folded.endswith("em") and len(folded) >= 6:      # "mit vollem Entgelt": the stem drops no -em
+            alternatives.add(light_stem(folded[:-2]))
         if folded in _SAME_AS:
             alternatives.add(_SAME_AS[folded])
         for key in (folded, stem):

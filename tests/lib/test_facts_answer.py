@@ -296,3 +296,10 @@ def test_a_capped_value_is_a_hoechstbetrag_and_gemeinsam_need_not_be_named(facts
 def test_a_whole_day_is_a_day(facts):
     text = answer("Taggeld Inland ab 2025 – wie viel pro vollem Tag steuerfrei?", facts).text
     assert "€ 30 [lb-rk-01]" in text and "26,40" not in text
+
+
+def test_an_ordinal_in_words_and_a_dative_adjective_find_the_staged_row(facts):
+    text = answer("Wie lange Entgeltfortzahlung mit vollem Entgelt im ersten Dienstjahr bei Krankheit?", facts).text
+    assert "6 Wochen [lb-efz-01]" in text and "halbes" not in text
+    text = answer("Amtl. Kilometergeld Pkw pro km?", facts).text
+    assert "€ 0,50 [lb-rk-02]" in text and "⚠" in text
