@@ -127,6 +127,9 @@ _COUNTED_RE = re.compile(r"\b(" + "|".join(sorted(CARDINALS, key=len, reverse=Tr
                          re.I)
 
 
+# "Ab welcher Lohnsumme fällt die DAG an?": the sum named is what a threshold is, the value asked
+_ASKED_SUM = re.compile(r"\b(?:ab|bis\s+zu|bis)\s+welche[mrns]?\s+(?:[^\W\d_]+e[nrm]?\s+)?([^\W\d_]*summen?)\b",
+                        re.I)
 # "pro vollem Tag", "für einen ganzen Tag": a day's rate ("Taggeld pro Tag")
 _WHOLE_DAY = re.compile(r"\b(?:voll|ganz)(?:e|en|em|er)?\s+(?=Tag\b)", re.I)
 
@@ -146,6 +149,7 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     while _HYPHEN_COMPOUND.search(text):
         text = _HYPHEN_COMPOUND.sub(lambda m: m.group(1) + m.group(2).lower(), text)
     text = digits_for_words(_WHOLE_DAY.sub("", text))     # "im ersten Dienstjahr" → "im 1. Dienstjahr"
+    text = _ASKED_SUM.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)], text)
     raw_words = word_tokens(text)
     short = len(raw_words) <= MAX_WORDS_SHORT
     if not short and not is_value_question(text):

@@ -303,3 +303,12 @@ def test_an_ordinal_in_words_and_a_dative_adjective_find_the_staged_row(facts):
     assert "6 Wochen [lb-efz-01]" in text and "halbes" not in text
     text = answer("Amtl. Kilometergeld Pkw pro km?", facts).text
     assert "€ 0,50 [lb-rk-02]" in text and "⚠" in text
+
+
+def test_the_sum_a_threshold_is_of_is_what_is_asked(facts):
+    for question in ("Ab welcher Lohnsumme der GFB fällt 2025 die DAG an?",
+                     "Dienstgeber Abgabe für geringfügig Beschäftigte 2025: ab welcher monatlichen Entgeltsumme fällt "
+                     "sie an?"):
+        text = answer(question, facts).text
+        assert "€ 826,65 [lb-gfb-01]" in text and "551,10" not in text, question
+    assert "€ 518,44" in answer("GFG 2024 mtl.?", facts).text
