@@ -312,3 +312,9 @@ def test_the_sum_a_threshold_is_of_is_what_is_asked(facts):
         text = answer(question, facts).text
         assert "€ 826,65 [lb-gfb-01]" in text and "551,10" not in text, question
     assert "€ 518,44" in answer("GFG 2024 mtl.?", facts).text
+
+
+def test_pp_is_the_pendlerpauschale(facts):
+    assert "€ 168 [lb-pen-01]" in answer("kleines PP über 60 km", facts).text
+    text = answer("Großes PP bei 25 km einfacher Strecke – wie viel pro Monat?", facts).text
+    assert "€ 123 [lb-pen-01]" in text and "kleines" not in text
