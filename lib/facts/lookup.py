@@ -19,7 +19,7 @@ from ..search.fulltext import is_value_question
 from ..text.numbers import CARDINALS, digits_for_words
 from ..text.german import ANSWER_STOPWORDS, QUESTION_STOPWORDS, fold_plain, light_stem, word_tokens
 from .compare import Pair, compare, same_concept, topic_common_words
-from .concepts import GENERIC, basis_of, stems, strip_basis, word_in
+from .concepts import GENERIC, basis_of, stems, strip_basis, word_in, words_match
 from .extract import Fact
 from .tiers import holds, is_dimension_word, question_points
 from .periods import Period, find_period
@@ -90,6 +90,7 @@ class Question:
     asks: frozenset = frozenset()
     points: dict = field(default_factory=dict)     # numbers of a staged dimension (tiers.question_points)
     stated: Decimal | None = None   # a rate the question names to ask for its threshold ("ab welchem Einkommen 48 %?")
+    implied: frozenset = frozenset()   # concept words its wording names without saying them ("bis zu welchem Betrag")
 
     @property
     def year(self) -> int | None:
@@ -130,6 +131,9 @@ _COUNTED_RE = re.compile(r"\b(" + "|".join(sorted(CARDINALS, key=len, reverse=Tr
 # "Ab welcher Lohnsumme fällt die DAG an?": the sum named is what a threshold is, the value asked
 _ASKED_SUM = re.compile(r"\b(?:ab|bis\s+zu|bis)\s+welche[mrns]?\s+(?:[^\W\d_]+e[nrm]?\s+)?([^\W\d_]*summen?)\b",
                         re.I)
+# "Bis zu welchem Betrag sind Überstundenzuschläge steuerfrei?", "bis wie viel": asks for a Höchstbetrag
+_ASKS_CAP = re.compile(r"\bbis\s+(?:zu\s+)?(?:welche[mrn]?\s+(?:\w*betrag|summe|h[öo]he)\b|wie\s*viel)", re.I)
+_CAP_KEY_WORDS = frozenset(light_stem(fold_plain(w)) for w in ("Höchstbetrag", "Obergrenze", "Höchstgrenze"))
 # "pro vollem Tag", "für einen ganzen Tag": a day's rate ("Taggeld pro Tag")
 _WHOLE_DAY = re.compile(r"\b(?:voll|ganz)(?:e|en|em|er)?\s+(?=Tag\b)", re.I)
 
@@ -185,7 +189,7 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     if not words:
         return None
     return Question(text, words, find_period(text, "cell"), basis, _bounds(plain), asked_units(text),
-                    question_points(text), _stated_rate(text))
+                    question_points(text), _stated_rate(text), _CAP_KEY_WORDS if _ASKS_CAP.search(text) else frozenset())
 
 
 # "Ab welchem Jahreseinkommen gilt der Steuersatz von 48 %?": the rate is given, the threshold (a row label) asked
@@ -224,8 +228,10 @@ def asked_units(text: str) -> frozenset:
     return frozenset()
 
 
-def _fact_pool(fact: Fact) -> set[str]:
-    pool = set(fact.key | fact.context | fact.subject | fact.mentions) | _value_words(fact.text)
+def _fact_pool(fact: Fact, with_mentions: bool = True) -> set[str]:
+    pool = set(fact.key | fact.context | fact.subject) | _value_words(fact.text)
+    if with_mentions:
+        pool |= fact.mentions
     for law in fact.legal:
         pool.update(law.split())
     return pool
@@ -286,11 +292,19 @@ def _eligible(question: Question, fact: Fact) -> bool:
     # the dimension's words ("Dienstjahr", "Jahren", "km") are named by that number on both sides
     dimension = (lambda word: inside and is_dimension_word(word))
     if not all(any(word_in(k, alternatives) for alternatives in question.words) or _rate_word_named(k, question, fact)
-               or dimension(k) for k in required_key(fact)):
+               or dimension(k) or k in question.implied for k in required_key(fact)):
         return False
-    pool = _fact_pool(fact)
+    return _accounted(question, fact, inside)
+
+
+def _accounted(question: Question, fact: Fact, inside: bool | None = None, with_mentions: bool = True) -> bool:
+    """Every word of the question is accounted for by the fact (its words, its value's, its sentences' when
+    ``with_mentions``; a staged row's dimension word; what a rate is taken of)."""
+    if inside is None and fact.tier is not None:
+        inside = holds(fact.tier, question.points)
+    pool = _fact_pool(fact, with_mentions)
     of_rate = (lambda word: "%" in question.asks and fact.value.unit == "%" and word in _RATE_BASES)
-    return all(any(word_in(a, pool) or dimension(a) or of_rate(a) for a in alternatives)
+    return all(any(word_in(a, pool) or (inside and is_dimension_word(a)) or of_rate(a) for a in alternatives)
                for alternatives in question.words)
 
 
@@ -319,6 +333,18 @@ def _groups(facts: list[Fact], common: dict) -> list[list[Fact]]:
         else:
             groups.append([fact])
     return groups
+
+
+def _all_named(words: Iterable[str], question: Question) -> bool:
+    return all(any(word_in(w, alternatives) for alternatives in question.words) for w in words)
+
+
+def _specific(question: Question, fact: Fact) -> int:
+    """How many question words the fact's own words (not its sentences) name at least as specifically: the same
+    word or a longer one it is part of ("ueberstundenzuschlaeg" by itself, not by "zuschlaeg")."""
+    pool = _fact_pool(fact, with_mentions=False)
+    return sum(1 for alternatives in question.words
+               if any(words_match(a, p) and len(p) >= len(a) for a in alternatives for p in pool))
 
 
 def _key_names(key: frozenset, question: Question) -> tuple[int, int]:
@@ -352,9 +378,24 @@ def find(question: Question, facts: list[Fact], allowed: Iterable[str] | None = 
     if len(groups) > 1:
         # "Sonderzahlungshöchstbeitragsgrundlage": the concept that names more of the question than every other
         # ("Höchstbeitragsgrundlage Sonderzahlungen" beside "Höchstbeitragsgrundlage täglich") is the one asked
-        widest = [g for g in groups if all(g[0].key > o[0].key for o in groups if o is not g)]
+        widest = [g for g in groups if all(g[0].key > o[0].key and _all_named(g[0].key - o[0].key, question)
+                                           for o in groups if o is not g)]
         if len(widest) == 1:
             groups = widest
+    if len(groups) > 1:
+        # "Bis zu welchem Betrag sind Überstundenzuschläge steuerfrei?": the concept whose entry is about what the
+        # question names, not one whose prose mentions it beside its value (the SEG-Zulagen' "… zusammenhängenden
+        # Überstundenzuschläge sind gemeinsam bis € 360 steuerfrei")
+        direct = [g for g in groups if _accounted(question, g[0], with_mentions=False)]
+        if direct:
+            groups = direct
+    if len(groups) > 1:
+        # … and whose own words are as specific as the question's: "Überstundenzuschläge" in the title, not only
+        # the compound's head "Zuschläge"
+        exact = {id(g): max(_specific(question, f) for f in g) for g in groups}
+        best = max(exact.values())
+        if sum(1 for g in groups if exact[id(g)] == best) < len(groups):
+            groups = [g for g in groups if exact[id(g)] == best]
     if len(groups) > 1:
         # "Grenze für die Dienstgeberabgabe": the concept whose own label names more of the question, not one the
         # question reaches only through the entry's context or legal basis ("Dienstgeberabgabegesetz")

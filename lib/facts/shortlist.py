@@ -68,6 +68,7 @@ def candidates(question: Question, fact_index: FactIndex) -> list[Fact]:
         named |= {word for word in fact_index.by_word if word.endswith("satz")}
     # a staged row's dimension ("dienstjahr", "km") is named by the question's number of it (lookup)
     named |= {word for word in fact_index.by_word if question.points and is_dimension_word(word)}
+    named |= {word for word in question.implied if word in fact_index.by_word}   # "bis zu welchem Betrag" (lookup)
     positions = sorted({p for word in named for p in fact_index.by_word[word]})
     if question.stated is not None:
         # "ab welchem Einkommen 48 %?": the row holding the stated rate comes first (lookup.candidate_facts)

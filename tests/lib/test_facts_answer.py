@@ -318,3 +318,13 @@ def test_pp_is_the_pendlerpauschale(facts):
     assert "€ 168 [lb-pen-01]" in answer("kleines PP über 60 km", facts).text
     text = answer("Großes PP bei 25 km einfacher Strecke – wie viel pro Monat?", facts).text
     assert "€ 123 [lb-pen-01]" in text and "kleines" not in text
+
+
+def test_bis_zu_welchem_betrag_asks_for_the_hoechstbetrag_of_the_entry_about_it(facts):
+    # lb-ust-03 (SEG-Zulagen) names "Überstundenzuschläge" only in a sentence beside its € 360 and "Zuschläge" in its
+    # title; its wider label "Steuerfreier Höchstbetrag gemeinsam" names nothing more of the question
+    text = answer("Bis zu welchem Betrag pro Monat sind Überstundenzuschläge lohnsteuerfrei?", facts).text
+    assert "€ 200 [lb-ust-02]" in text and "€ 86 [wiku-ust-01]" in text and "⚠" in text
+    assert "360" not in text
+    # without the cap in its wording the question does not name a Höchstbetrag
+    assert answer("Sind Überstundenzuschläge lohnsteuerfrei?", facts) is None
