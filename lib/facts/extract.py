@@ -88,6 +88,7 @@ class Fact:
     optional: frozenset = frozenset()   # key words only in the column header's parentheses ("(6-Tage-Woche)")
     tier: Tier | None = None            # the range of service years or kilometres its row holds for (tiers.py)
     mentions: frozenset = frozenset()   # words of the entry's sentences that state its value as written
+    sole_variant: bool = False          # its variant is the only one of its concept in the entry ("(ab 3 Stunden)")
 
 
     @property
@@ -311,6 +312,11 @@ def extract_facts(source: Source, abbrev: Mapping[str, tuple[str, ...]] | None =
             facts.extend(_sentence_facts(source, section.key, section.heading, numbered, base))
     facts = facts if _KEEP_REPEATS else _without_repeated_sentences(facts)
     _add_mentions(facts, body_lines)
+    variants: dict[frozenset, set] = {}
+    for fact in facts:
+        variants.setdefault(fact.key, set()).add(fact.variant)
+    for fact in facts:
+        fact.sole_variant = bool(fact.variant) and len(variants[fact.key]) == 1
     spelled = acronyms([f.label for f in facts] + [f.column_header for f in facts], base["subject"], abbrev)
     for fact in facts:
         if spelled and fact.key & spelled.keys():

@@ -328,3 +328,11 @@ def test_bis_zu_welchem_betrag_asks_for_the_hoechstbetrag_of_the_entry_about_it(
     assert "360" not in text
     # without the cap in its wording the question does not name a Höchstbetrag
     assert answer("Sind Überstundenzuschläge lohnsteuerfrei?", facts) is None
+
+
+def test_the_only_row_of_a_concept_needs_no_repeat_of_its_condition(facts):
+    text = answer("Taggeld je angefangener Stunde ab 2025", facts).text
+    assert "€ 2,50 [lb-rk-01]" in text and "2,20" not in text
+    # rows told apart by their numbers still need them
+    assert answer("Alleinverdienerabsetzbetrag 2025?", facts) is None
+    assert "12 Wochen" in answer("Schutzfrist nach Kaiserschnitt", facts).text

@@ -1,0 +1,194 @@
+"""Value questions, parsed: the words a question names (with their alternatives from the synonym table), the
+period, basis and bounds it asks for, the kind of value it wants. The lookup (lookup.py) matches them against the
+facts. Pure and fast.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from ..search.fulltext import is_value_question
+from ..text.numbers import CARDINALS, digits_for_words
+from ..text.german import ANSWER_STOPWORDS, QUESTION_STOPWORDS, fold_plain, light_stem, word_tokens
+from .concepts import GENERIC, basis_of, stems, strip_basis
+from .tiers import question_points
+from .periods import Period, find_period
+
+
+MAX_WORDS_SHORT = 6        # a question this short (in words) counts as a value question when a fact matches it
+_NOT_VALUE = re.compile(r"\b(?:warum|wieso|weshalb|erkl[äa]r\w*|unterschied\w*|berechn\w*|beispiel\w*|"
+                        r"funktionier\w*|ablauf|muss|müssen|darf|dürfen|kann|können|soll)\b", re.I)
+_ASK_WORDS = frozenset(light_stem(fold_plain(w)) for w in """
+wie hoch viel viele wieviel wieviele welche welcher welches beträgt betragen gilt gelten galt aktuell
+derzeit momentan heuer genau bitte nennen nenn sag sagen gibt geben steht bekomme bekommt zahlt zahlen
+man ich wir den dem der die das des ein eine einen einem für fürs pro je im in ab bis seit nach von vom
+zum zur bei beim mit und oder ist sind war wird werden liegt lag höhe betrag wert werte amtlich amtliche
+gesetzlich offiziell amtl welchem welchen zu noch dauert dauern brauch brauche benötige
+darf dürfen durfte auszahlen auszahlt ausgezahlt rechne rechnen rechnet trägt tragen anfällt anfallen fällt fallen
+kassiert kassieren mutter vater mein meine meinen meinem meiner unser unsere unseren unserem unserer eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
+# what a percentage is taken of ("Wie viel Prozent DB fallen auf die Lohnsumme an?"): said by a question asking for a
+# rate, but seldom in the rate's row
+_RATE_BASES = frozenset(light_stem(fold_plain(w)) for w in """
+lohnsumme lohnsummen bruttolohnsumme arbeitslöhne arbeitslohn bruttolohn bruttolöhne bruttobezug bruttobezüge
+bemessungsgrundlage beitragsgrundlage entgelt entgelts bruttoentgelt""".split())
+# question words that name a concept word in other words
+_SAME_AS = {"start": "beginn", "startet": "beginn", "anfang": "beginn", "tochter": "kind", "sohn": "kind",
+            "toechter": "kind", "soehne": "kind"}
+# what the question asks for, by its wording: the unit kinds of a fact that answer it (used to choose between
+# concepts of one entry that all fit the words, e.g. "Beitragssatz" 1,53 % and "Beitragspflicht" ab dem 2. Monat)
+_AMOUNT_UNITS = frozenset({"€", "%", "Prozentpunkte"})
+_DURATION_UNITS = frozenset({"Tage", "Werktage", "Arbeitstage", "Wochen", "Monate", "Jahre", "Dienstjahre", "Stunden",
+                             "Überstunden", "Monatsentgelte"})
+_ASKS = (
+    # a rate word ends in -satz/-sätze ("Beitragssatz", "Steuersätze"); Ersatz, Einsatz, Zusatz, Absatz, Umsatz are
+    # no rates, and "Ersatzleistung" asks for an amount
+    (re.compile(r"\b(?:prozent\w*|%|(?!(?:er|ein|zu|ab|um|auf|an)s[äa]tz)\w*s[äa]tz(?:e|es|en)?\b|\w*quote)", re.I),
+     frozenset({"%", "Prozentpunkte"})),
+    (re.compile(r"\bwie\s+lange?\b|\bdauer\w*|\bwie\s+viele\s+(?:\w+\s+)?(?:tage|werktage|arbeitstage|wochen|monate|"
+                r"jahre|stunden)\b", re.I), _DURATION_UNITS),
+    # "ab welcher Summe … fällig": an amount, though "fällig" follows
+    (re.compile(r"\bwelche[rmns]?\s+(?:\w+en\s+)?(?:summe|betrag|h[öo]he|einkommen|jahreseinkommen|entgelt\w*"
+                r"|monatsbezug|bezug|lohnsumme)\b", re.I), _AMOUNT_UNITS),
+    (re.compile(r"\b(?:bis|ab|seit)\s+wann\b|\bwann\b|\bf[äa]llig\w*|\btermin\w*|\bstichtag", re.I),
+     frozenset({"Termin", "Datum"})),
+    (re.compile(r"\bwie\s+(?:hoch|viel)\b(?!\s+(?:tage|wochen|monate|jahre|stunden))|\bbetrag\w*|\beuro\b|€|"
+                r"\bh[öo]he\b", re.I), _AMOUNT_UNITS),
+)
+# two questions in one ("wie viele Stunden und welcher Höchstbetrag?"): left to the normal answer
+_INTERROGATIVE = re.compile(r"\b(?:wie\s+(?:hoch|viel|viele|lange?)|wieviele?|welche[rsmn]?|bis\s+wann|ab\s+wann|"
+                            r"bis\s+zu\s+welche[rmn]?)\b", re.I)
+_SECOND_ASK = re.compile(r"\b(?:und|sowie)\s+(?:wie\s+(?:hoch|viel|viele|lange?)|wieviele?|welche[rsmn]?|bis\s+wann|ab\s+wann|"
+                         r"seit\s+wann|wann|bis\s+zu\s+welche[rmn]?)\b", re.I)
+# a hyphenated compound written apart ("Sonder-Zahlungen", "Höchst-Beitragsgrundlage") is one word; an
+# abbreviation before the hyphen stays a word of its own ("BV-Beitrag", "SEG-Zulagen")
+_HYPHEN_COMPOUND = re.compile(r"\b([A-Za-zÄÖÜäöüß][a-zäöüß]{2,})-([A-ZÄÖÜ][a-zäöüß]{3,})\b")
+# words of a question that name the wanted unit, not the concept
+_UNIT_WORDS = frozenset({"prozent", "prozentsatz", "euro", "eur"})
+_BOUND_WORDS = {"ab": "ab", "nach": "ab", "über": "ab", "ueber": "ab", "mindestens": "ab", "bis": "bis",
+                "unter": "bis", "höchstens": "bis", "hoechstens": "bis"}
+
+
+@dataclass
+class Question:
+    """A value question, parsed: its words (each with its alternatives), the asked period and basis."""
+
+    text: str
+    words: list[frozenset] = field(default_factory=list)
+    period: Period | None = None
+    basis: str = ""
+    bounds: frozenset = frozenset()
+    asks: frozenset = frozenset()
+    points: dict = field(default_factory=dict)     # numbers of a staged dimension (tiers.question_points)
+    stated: Decimal | None = None   # a rate the question names to ask for its threshold ("ab welchem Einkommen 48 %?")
+    implied: frozenset = frozenset()   # concept words its wording names without saying them ("bis zu welchem Betrag")
+
+    @property
+    def year(self) -> int | None:
+        if self.period is None:
+            return None
+        return self.period.start if self.period.start is not None else self.period.end
+
+
+def _bounds(text: str) -> frozenset:
+    """(bound, number) pairs: "über 60 km" → {("ab", "60")}; "20 bis 40 km" → {("", "20"), ("bis", "40")}."""
+    out = set()
+    words = re.findall(r"[^\W\d_]+|\d+(?:[.,]\d+)*", text or "")
+    for pos, word in enumerate(words):
+        if word[0].isdigit() and not re.fullmatch(r"(?:19|20)\d{2}", word):
+            before = [fold_plain(w) for w in words[max(0, pos - 2):pos] if not w[0].isdigit()]
+            bound = next((_BOUND_WORDS[w] for w in reversed(before) if w in _BOUND_WORDS), "")
+            out.add((bound, word.replace(".", "")))
+    return frozenset(out)
+
+
+# a count written as a word before a counted noun ("mit einem Kind", "für zwei Kinder"): the number of a row's variant
+_COUNTED_RE = re.compile(r"\b(" + "|".join(sorted(CARDINALS, key=len, reverse=True)) + r")\s+(Kind(?:er|ern|es)?)\b",
+                         re.I)
+
+
+# "Ab welcher Lohnsumme fällt die DAG an?": the sum named is what a threshold is, the value asked
+_ASKED_SUM = re.compile(r"\b(?:ab|bis\s+zu|bis)\s+welche[mrns]?\s+(?:[^\W\d_]+e[nrm]?\s+)?([^\W\d_]*summen?)\b",
+                        re.I)
+# "Bis zu welchem Betrag sind Überstundenzuschläge steuerfrei?", "bis wie viel": asks for a Höchstbetrag
+_ASKS_CAP = re.compile(r"\bbis\s+(?:zu\s+)?(?:welche[mrn]?\s+(?:\w*betrag|summe|h[öo]he)\b|wie\s*viel)", re.I)
+_CAP_KEY_WORDS = frozenset(light_stem(fold_plain(w)) for w in ("Höchstbetrag", "Obergrenze", "Höchstgrenze"))
+# "pro vollem Tag", "für einen ganzen Tag": a day's rate ("Taggeld pro Tag")
+_WHOLE_DAY = re.compile(r"\b(?:voll|ganz)(?:e|en|em|er)?\s+(?=Tag\b)", re.I)
+
+
+def _counted(text: str) -> str:
+    return _COUNTED_RE.sub(lambda m: f"{CARDINALS[m.group(1).lower()]} {m.group(2)}", text)
+
+
+def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Question | None:
+    """The question's concept words with their alternatives, or None when it is no value question."""
+    if not text or _NOT_VALUE.search(text):
+        return None
+    if len(_INTERROGATIVE.findall(text)) > 1 and re.search(r"\b(?:und|sowie)\b", text):
+        return None
+    if _SECOND_ASK.search(text):
+        return None         # "Kündigungsfrist im 16. DJ und wie viele Wochen EFZ?": the first ask has no question word
+    while _HYPHEN_COMPOUND.search(text):
+        text = _HYPHEN_COMPOUND.sub(lambda m: m.group(1) + m.group(2).lower(), text)
+    text = digits_for_words(_WHOLE_DAY.sub("", text))     # "im ersten Dienstjahr" → "im 1. Dienstjahr"
+    text = _ASKED_SUM.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)], text)
+    raw_words = word_tokens(text)
+    short = len(raw_words) <= MAX_WORDS_SHORT
+    if not short and not is_value_question(text):
+        return None
+    table: dict[str, list[str]] = {}
+    for term, expansions in synonyms or ():
+        table.setdefault(fold_plain(term or "").strip(), []).extend(
+            e.strip() for e in (expansions or "").split(";") if e.strip())
+    words: list[frozenset] = []
+    law = re.compile(r"§+\s*\d+[a-z]?(?:\s*(?:Abs\.?|Z\.?|lit\.?)\s*\d+[a-z]?)*\s*[A-ZÄÖÜ][A-Za-zÄÖÜäöü]*G\b")
+    plain = _counted(law.sub(" ", text))
+    for raw in word_tokens(strip_basis(plain)):
+        if raw.isdigit() or len(raw) < 2:
+            continue
+        folded = fold_plain(raw)
+        stem = light_stem(folded)
+        if folded in QUESTION_STOPWORDS or folded in ANSWER_STOPWORDS or stem in _ASK_WORDS or stem in GENERIC \
+                or folded in _UNIT_WORDS:
+            continue
+        if folded in _SAME_AS and light_stem(_SAME_AS[folded]) in GENERIC:
+            continue
+        alternatives = {stem}
+        if folded.endswith("em") and len(folded) >= 6:      # "mit vollem Entgelt": the stem drops no -em
+            alternatives.add(light_stem(folded[:-2]))
+        if folded in _SAME_AS:
+            alternatives.add(_SAME_AS[folded])
+        for key in (folded, stem):
+            for expansion in table.get(key, ()):
+                alternatives.update(stems(expansion))
+        words.append(frozenset(alternatives))
+    basis = basis_of(text)
+    words = [w for w in words if not (basis and w & {"monatlich", "taeglich", "jaehrlich", "woechentlich"})]
+    if not words:
+        return None
+    return Question(text, words, find_period(text, "cell"), basis, _bounds(plain), asked_units(text),
+                    question_points(text), _stated_rate(text), _CAP_KEY_WORDS if _ASKS_CAP.search(text) else frozenset())
+
+
+# "Ab welchem Jahreseinkommen gilt der Steuersatz von 48 %?": the rate is given, the threshold (a row label) asked
+_THRESHOLD_ASK = re.compile(r"\b(?:ab|bis\s+zu|bis)\s+welche[mrs]?\s+(?:\w+\s+)?(?:\w*einkommen|\w*betrag|\w*bezug|summe|"
+                            r"lohnsumme|entgelt|gehalt|\w*grundlage|bgl|bmgl|grenze)\b", re.I)
+_STATED_RATE = re.compile(r"(?<![\d.,])(\d{1,2}(?:,\d{1,2})?)\s*(?:%|Prozent\b)")
+
+
+def _stated_rate(text: str) -> Decimal | None:
+    rates = _STATED_RATE.findall(text or "")
+    if len(rates) != 1 or not _THRESHOLD_ASK.search(text or ""):
+        return None
+    return Decimal(rates[0].replace(",", "."))
+
+
+def asked_units(text: str) -> frozenset:
+    """The units a value answering the question may have, by the first kind of ask the question names
+    ("wie viel Prozent" → %, "wie lange" → durations, "bis wann" → dates), or empty (any)."""
+    for pattern, units in _ASKS:
+        if pattern.search(text):
+            return units
+    return frozenset()
