@@ -176,10 +176,21 @@ def unaddressed_subject(question: str, texts, synonyms=None) -> str | None:
     if not subject or any(last.endswith(kind) for kind in _KIND_ENDINGS):
         return None
     forms = {f for piece in re.split(r"[-/]", subject) for f in _forms(fold_plain(piece))}
+    folded: list[str] = []
+
+    def named(words) -> bool:
+        # a phrase of the table ("Freistellung Geburt" for the Papamonat) counts only as a phrase of the texts:
+        # two common words somewhere in them are no sign that the subject is spoken of
+        if len(words) == 1:
+            return _known(words[0], lexicon, frozenset())
+        if not folded:      # stems, so that "sonstigen Bezügen" is the phrase "sonstige Bezüge"
+            folded.append(" " + " ".join(light_stem(w) for t in texts for w in re.findall(r"\w+", fold_plain(t or "")))
+                          + " ")
+        return f" {' '.join(light_stem(w) for w in words)} " in folded[0]
     for entry in getattr(synonyms, "entries", None) or ():
         group = [entry.words, *entry.expansions]
         if any(forms & set(words) for words in group) and any(
-                all(_known(w, lexicon, frozenset()) for w in words) for words in group if not forms & set(words)):
+                named(words) for words in group if not forms & set(words)):
             return None
     return subject
 

@@ -170,3 +170,20 @@ def test_a_subject_the_quoted_entries_do_not_name_is_unaddressed():
     assert unaddressed_subject("Krankenstand: wie lange volles Entgelt?", _EFZ) == "Krankenstand"
     assert unaddressed_subject("Krankenstand: wie lange volles Entgelt?", _EFZ, table) is None
     assert unaddressed_subject("Kilometergeld: wann ist es steuerfrei?", _EFZ, table) == "Kilometergeld"
+
+
+def test_a_phrase_of_the_synonym_table_names_a_subject_only_as_a_phrase_of_the_texts():
+    from lib.answer.gate import unaddressed_subject
+    from lib.search.fulltext import parse_synonyms
+    karenz = ["Mutterschutz und Karenz",
+              "Nach der Geburt gilt eine Schutzfrist von 8 Wochen; danach ist eine Freistellung in Form der Karenz "
+              "möglich."]
+    table = parse_synonyms([("Papamonat", "Familienzeit; Freistellung Geburt")])
+    # "Freistellung" and "Geburt" are both in the texts, but not as the table's phrase
+    assert unaddressed_subject("Papamonat: wie lange und wird Entgelt gezahlt?", karenz, table) == "Papamonat"
+    named = karenz + ["Die Freistellung Geburt des Kindes …"]
+    assert unaddressed_subject("Papamonat: wie lange und wird Entgelt gezahlt?", named, table) is None
+    # inflected, the phrase is still the table's
+    table = parse_synonyms([("Weihnachtsgeld", "sonstige Bezüge")])
+    assert unaddressed_subject("Weihnachtsgeld: wie versteuert?", ["Die sonstigen Bezüge werden begünstigt."],
+                               table) is None
