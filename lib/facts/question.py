@@ -133,6 +133,7 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     while _HYPHEN_COMPOUND.search(text):
         text = _HYPHEN_COMPOUND.sub(lambda m: m.group(1) + m.group(2).lower(), text)
     text = digits_for_words(_WHOLE_DAY.sub("", text))     # "im ersten Dienstjahr" → "im 1. Dienstjahr"
+    asks = asked_units(text)       # before the sum is dropped: "ab welcher Summe … fällig" asks for an amount
     text = _ASKED_SUM.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)], text)
     raw_words = word_tokens(text)
     short = len(raw_words) <= MAX_WORDS_SHORT
@@ -168,7 +169,7 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     words = [w for w in words if not (basis and w & {"monatlich", "taeglich", "jaehrlich", "woechentlich"})]
     if not words:
         return None
-    return Question(text, words, find_period(text, "cell"), basis, _bounds(plain), asked_units(text),
+    return Question(text, words, find_period(text, "cell"), basis, _bounds(plain), asks,
                     question_points(text), _stated_rate(text), _CAP_KEY_WORDS if _ASKS_CAP.search(text) else frozenset())
 
 
