@@ -127,6 +127,11 @@ _CARDINAL_WORDS = {"einem": 1, "einen": 1, "zwei": 2, "drei": 3, "vier": 4, "fue
                    "fuenfundzwanzig": 25, "dreissig": 30}
 _CARDINAL_RE = re.compile(r"\b(" + "|".join(_CARDINAL_WORDS) + r")\s+(?=(?:vollen\s+|ganzen\s+)?(?:" + _YEARS + r"|"
                           + _KM + r"))")
+# a length of service in months ("seit 4 Monaten", "seit einem Monat")
+# ("seit einem Monat krank" is no length of service: a word of employment must follow)
+_MONTHS_RE = re.compile(r"\bseit\s+(\d{1,3}|" + "|".join(_CARDINAL_WORDS) + r")\s+monat(?:en|e)?\b"
+                        r"(?=(?:\s+\w+){0,2}\s+(?:bei\s+(?:uns|ihnen|dir|euch)|im\s+(?:betrieb|unternehmen|haus)"
+                        r"|in\s+der\s+firma|beschaeftigt|angestellt|dabei|taetig)\b)")
 # a band the question names ("20-40 km", "20 bis 40 km"): its middle is the reading (the row "über 20 bis 40 km"
 # holds it, the row "40 bis 60 km" does not)
 _BAND_RE = re.compile(r"(?<![\d.,])" + _NUM + r"\s*(?:-|–|bis)\s*" + _NUM + r"\s*(" + _KM + r")\b")
@@ -141,6 +146,10 @@ def question_points(question: str) -> dict[str, tuple[Decimal, ...]]:
     text = _CARDINAL_RE.sub(lambda m: f"{_CARDINAL_WORDS[m.group(1)]} ", text)
     found: dict[str, set] = {}
     text = _age_points(text, found)
+    for m in _MONTHS_RE.finditer(text):      # "seit vier Monaten bei uns": within the first year of service
+        months = int(m.group(1)) if m.group(1).isdigit() else _CARDINAL_WORDS[m.group(1)]
+        found.setdefault("jahr", set()).add((Decimal(months // 12 + 1),))
+    text = _MONTHS_RE.sub(" ", text)
     for m in _BAND_RE.finditer(text):
         found.setdefault("km", set()).add(((_dec(m.group(1)) + _dec(m.group(2))) / 2,))
     text = _BAND_RE.sub(" ", text)

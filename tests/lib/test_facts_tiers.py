@@ -69,3 +69,11 @@ def test_rows_of_persons_by_age_and_the_age_a_question_names():
     assert question_points("Jubiläumsgeld zum 25-jährigen Dienstjubiläum") == {}
     assert holds(under, question_points("10-jähriges Kind")) and holds(adult, question_points("10-jähriges Kind")) is False
     assert is_dimension_word("jaehrig") and is_dimension_word("zehnjaehrig") and not is_dimension_word("gehalt")
+
+
+def test_a_length_of_service_in_months_is_within_its_year():
+    from lib.facts.tiers import question_points
+    assert question_points("Ein Lagerarbeiter ist seit vier Monaten bei uns und krank.") == {"jahr": (Decimal(1),)}
+    assert question_points("Sie ist seit 14 Monaten im Betrieb beschäftigt.") == {"jahr": (Decimal(2),)}
+    # months of sick leave are no length of service
+    assert question_points("Er ist seit einem Monat krank.") == {}
