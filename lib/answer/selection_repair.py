@@ -338,6 +338,8 @@ _ABROAD = ("münchen|muenchen|berlin|hamburg|frankfurt|stuttgart|köln|koeln|nü
 _LAND_RE = {**{name: re.compile(rf"\b(?:{pattern})\b", re.I) for name, pattern in _LAENDER.items()},
             "Dienstreisen ins Ausland": re.compile(r"\bausland\w*|\bauslands\w*|\b(?:" + _ABROAD + r")\b", re.I),
             "den Kollektivvertrag": re.compile(r"\bKV\b|\bkollektivvertr\w*", re.I)}
+_NAMED_KV_RE = re.compile(r"\bKV\s+(?:f(?:ü|ue)r\s+)?(?:die\s+|das\s+|den\s+)?[A-ZÄÖÜ][a-zäöüß]{2,}"
+                          r"|\b[Kk]ollektivvertrag\w*\s+(?:f(?:ü|ue)r\s+)?(?:die\s+|das\s+|den\s+)?[A-ZÄÖÜ][a-zäöüß]{2,}")
 _PER_UNIT_RE = re.compile(r"(?:\b(?:pro|je|per)\s+|/\s*)(kwh|kilowattstunde|km|kilometer|m²|m2|quadratmeter|liter)\b",
                           re.I)
 _UNIT_NAMES = {"kwh": "kWh", "kilowattstunde": "kWh", "km": "km", "kilometer": "km", "m²": "m²", "m2": "m²",
@@ -407,7 +409,12 @@ def asked_scope_missing(question: str, chosen: list[Unit]) -> tuple[str, str] | 
         return None
     text = " ".join(f"{u.text} {u.about}" for u in chosen)
     for name, pattern in _LAND_RE.items():
-        if pattern.search(question or "") and not _named_with_value(pattern, chosen):
+        where = question or ""
+        if name == "den Kollektivvertrag" and not _NAMED_KV_RE.search(where):
+            # "bekommt Schmutzzulage laut KV. Bis zu welchem Betrag steuerfrei?": the KV says where a payment comes
+            # from; only a KV in the asking sentence, or one named by its branch ("KV Handel"), is the value's scope
+            where = re.split(r"(?<=[.!:;])\s+", where.strip())[-1]
+        if pattern.search(where) and not _named_with_value(pattern, chosen):
             return "land", name
     if is_value_question(question) or asked_units(question):
         for name, pattern in _GROUP_RE.items():

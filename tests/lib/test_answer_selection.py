@@ -432,6 +432,10 @@ def test_scopes_need_a_figure_and_the_unit_passage_of_a_multi_question_is_added(
     assert rep.asked_scope_missing("Welches Taggeld gilt für Frau Romana Huber?", [daily]) is None
     assert rep.asked_scope_missing("KV Handel 2025: Mindestgehalt im 1. Berufsjahr?", [daily]) == \
         ("land", "den Kollektivvertrag")
+    assert rep.asked_scope_missing("Welches Taggeld sieht unser KV vor?", [daily]) == ("land", "den Kollektivvertrag")
+    # a KV that says where a payment comes from, outside the asking sentence, is not the asked value's scope
+    assert rep.asked_scope_missing("Er bekommt Nachtzuschläge laut KV. Bis zu welchem Betrag ist das Taggeld "
+                                   "steuerfrei?", [daily]) is None
     mileage = unit("S4", "lb-rk-02", "Seit 1. Jänner 2025 beträgt es € 0,50 pro Kilometer für Pkw.", "Kilometergeld")
     vague = unit("S5", "lb-sb-02", "Der Ersatz bleibt bis zu einem festgelegten Strompreis pro kWh steuerfrei.", "E-Auto")
     question = "Dienstreise 2025 mit dem Privat-Pkw: Taggeld pro Tag und amtl. Kilometergeld je km?"
