@@ -27,6 +27,7 @@ man ich wir den dem der die das des ein eine einen einem für fürs pro je im in
 zum zur bei beim mit und oder ist sind war wird werden liegt lag höhe betrag wert werte amtlich amtliche
 gesetzlich offiziell amtl welchem welchen zu noch dauert dauern brauch brauche benötige
 darf dürfen durfte auszahlen auszahlt ausgezahlt rechne rechnen rechnet trägt tragen anfällt anfallen fällt fallen
+jänner januar jaenner februar feber märz april mai juni juli august september oktober november dezember
 kassiert kassieren mutter vater mein meine meinen meinem meiner unser unsere unseren unserem unserer eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
 # what a percentage is taken of ("Wie viel Prozent DB fallen auf die Lohnsumme an?"): said by a question asking for a
 # rate, but seldom in the rate's row

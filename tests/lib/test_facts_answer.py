@@ -336,3 +336,9 @@ def test_the_only_row_of_a_concept_needs_no_repeat_of_its_condition(facts):
     # rows told apart by their numbers still need them
     assert answer("Alleinverdienerabsetzbetrag 2025?", facts) is None
     assert "12 Wochen" in answer("Schutzfrist nach Kaiserschnitt", facts).text
+
+
+def test_a_month_beside_the_year_is_part_of_the_date():
+    from lib.facts.question import parse_question
+    parsed = parse_question("Taggeld Inland im Februar 2025?", SYNONYMS)
+    assert parsed.year == 2025 and not any("februar" in w for w in parsed.words)
