@@ -100,6 +100,17 @@ def required_key(fact: Fact) -> frozenset:
     return fact.key - fact.optional - _SOFT_KEY_WORDS or fact.key
 
 
+def _amounts_unheld(question: Question, fact: Fact) -> bool:
+    """The question states amounts ("zwischen 69.166 und 103.072", "mit € 8.200 brutto") that the fact's label
+    and value do not hold: they select a row of another table, or make a case the fact alone does not answer
+    ("Welcher Steuersatz gilt zwischen 69.166 und 103.072?" is not the Kommunalsteuer's 3 %)."""
+    amounts = {number for _bound, number in question.bounds if number.isdigit() and int(number) >= 1000}
+    if not amounts:
+        return False
+    held = {number for _bound, number in _bounds(f"{fact.label} {fact.text}")}
+    return not amounts <= held
+
+
 def _eligible(question: Question, fact: Fact) -> bool:
     if fact.is_reference or not fact.value.has_value or not fact.key:
         return False
@@ -111,6 +122,8 @@ def _eligible(question: Question, fact: Fact) -> bool:
     # a variant tells rows of one concept apart ("1 Kind" / "2 Kinder"); the only row of its concept names a
     # condition ("Taggeld pro angefangener Stunde (ab 3 Stunden)") that a question need not repeat
     if inside is None and fact.variant and not fact.sole_variant and not _bounds(fact.label) <= question.bounds:
+        return False
+    if _amounts_unheld(question, fact):
         return False
     # the row of a staged table the question's number falls into ("im 4. Dienstjahr" → "ab dem 3. Dienstjahr"):
     # the dimension's words ("Dienstjahr", "Jahren", "km") are named by that number on both sides

@@ -19,7 +19,19 @@ from .periods import Period, find_period
 
 MAX_WORDS_SHORT = 6        # a question this short (in words) counts as a value question when a fact matches it
 _NOT_VALUE = re.compile(r"\b(?:warum|wieso|weshalb|erkl[äa]r\w*|unterschied\w*|berechn\w*|beispiel\w*|"
-                        r"funktionier\w*|ablauf|muss|müssen|darf|dürfen|kann|können|soll)\b", re.I)
+                        r"funktionier\w*|ablauf)\b", re.I)
+# a modal verb asks whether something is allowed or required ("Muss der DG das volle Gehalt zahlen?"), unless the
+# question asks for a figure in so many words ("Wie viel Taggeld darf ich steuerfrei auszahlen?", "Bis wann muss
+# die Jahreserklärung abgegeben werden?")
+_MODAL = re.compile(r"\b(?:muss|müssen|darf|dürfen|kann|können|soll)\b", re.I)
+_ASKS_FIGURE = re.compile(
+    r"\bwie\s*(?:hoch|viel\w*|lange?)\b|\bbis\s+wann\b|\bab\s+wann\b|\bbinnen\s+wie\b|\bbis\s+zu\s+welche[mrns]?\b"
+    r"|\bwelche[mrns]?\s+(?:\w+\s+)?(?:betrag|h[öo]he|frist|\w*satz|grenze|grenzwert)\b|\bin\s+welcher\s+h[öo]he\b",
+    re.I)
+# value asks the search's word list does not hold ("Bis zu welchem Jahreseinkommen …", "Welches Kilometergeld galt
+# 2023 …", "binnen wie vielen Tagen")
+_ASKS_VALUE = re.compile(r"\bbis\s+zu\s+welche[mrns]?\b|\bbinnen\s+wie\b"
+                         r"|\bwelche[mrns]?\s+\w+\s+(?:gilt|galt|gelten|galten)\b", re.I)
 _ASK_WORDS = frozenset(light_stem(fold_plain(w)) for w in """
 wie hoch viel viele wieviel wieviele welche welcher welches beträgt betragen gilt gelten galt aktuell
 derzeit momentan heuer genau bitte nennen nenn sag sagen gibt geben steht bekomme bekommt zahlt zahlen
@@ -28,6 +40,8 @@ zum zur bei beim mit und oder ist sind war wird werden liegt lag höhe betrag we
 gesetzlich offiziell amtl welchem welchen zu noch dauert dauern brauch brauche benötige
 darf dürfen durfte auszahlen auszahlt ausgezahlt rechne rechnen rechnet trägt tragen anfällt anfallen fällt fallen
 jänner januar jaenner februar feber märz april mai juni juli august september oktober november dezember
+abgeben abgegeben abzugeben einreichen eingereicht einzureichen abführen abgeführt abzuführen entrichten entrichtet
+gezahlt bezahlt ausbezahlt ausgezahlt gemeldet melden
 kassiert kassieren mutter vater mein meine meinen meinem meiner unser unsere unseren unserem unserer eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
 # what a percentage is taken of ("Wie viel Prozent DB fallen auf die Lohnsumme an?"): said by a question asking for a
 # rate, but seldom in the rate's row
@@ -125,7 +139,7 @@ def _counted(text: str) -> str:
 
 def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Question | None:
     """The question's concept words with their alternatives, or None when it is no value question."""
-    if not text or _NOT_VALUE.search(text):
+    if not text or _NOT_VALUE.search(text) or (_MODAL.search(text) and not _ASKS_FIGURE.search(text)):
         return None
     if len(_INTERROGATIVE.findall(text)) > 1 and re.search(r"\b(?:und|sowie)\b", text):
         return None
@@ -138,7 +152,7 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     text = _ASKED_SUM.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)], text)
     raw_words = word_tokens(text)
     short = len(raw_words) <= MAX_WORDS_SHORT
-    if not short and not is_value_question(text):
+    if not short and not is_value_question(text) and not _ASKS_VALUE.search(text):
         return None
     table: dict[str, list[str]] = {}
     for term, expansions in synonyms or ():

@@ -342,3 +342,19 @@ def test_a_month_beside_the_year_is_part_of_the_date():
     from lib.facts.question import parse_question
     parsed = parse_question("Taggeld Inland im Februar 2025?", SYNONYMS)
     assert parsed.year == 2025 and not any("februar" in w for w in parsed.words)
+
+
+def test_a_modal_verb_with_a_figure_asked_is_a_value_question(facts):
+    text = answer("Wie viel Taggeld Inland darf ich 2025 pro Tag steuerfrei auszahlen?", facts).text
+    assert "€ 30 [lb-rk-01]" in text
+    assert "31. März" in answer("Bis wann muss die Jahreserklärung für die Kommunalsteuer abgegeben werden?", facts).text
+    # a modal verb without a figure asked is a rule question, left to the normal answer
+    from lib.facts.question import parse_question
+    assert parse_question("Muss der Dienstgeber während der Wiedereingliederung das volle Gehalt zahlen?",
+                          SYNONYMS) is None
+
+
+def test_amounts_a_question_states_must_be_the_facts(facts):
+    # "zwischen 69.166 und 103.072" selects a row of the tariff, never the Kommunalsteuer's only "Steuersatz"
+    result = answer("Welcher Steuersatz gilt 2025 zwischen 69.166 und 103.072?", facts)
+    assert result is None or "Kommunalsteuer" not in result.text
