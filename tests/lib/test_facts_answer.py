@@ -358,3 +358,8 @@ def test_amounts_a_question_states_must_be_the_facts(facts):
     # "zwischen 69.166 und 103.072" selects a row of the tariff, never the Kommunalsteuer's only "Steuersatz"
     result = answer("Welcher Steuersatz gilt 2025 zwischen 69.166 und 103.072?", facts)
     assert result is None or "Kommunalsteuer" not in result.text
+
+
+def test_binnen_asks_a_deadline_and_the_verb_of_the_frame_nothing(facts):
+    text = answer("Binnen wie vielen Tagen ist die Abmeldung bei der ÖGK zu erstatten?", facts).text
+    assert "binnen 7 Tagen" in text and "[lb-end-02]" in text
