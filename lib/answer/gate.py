@@ -125,6 +125,7 @@ _ASKED_SUBJECT_RE = re.compile(
 # article
 _VERB_SUBJECT_RE = re.compile(r"\b(?:ist|sind|gilt|gelten|bleibt|bleiben)\s+(?:(?:der|die|das|den|dem|eine?n?)\s+)?"
                               r"(?P<phrase>[A-ZÄÖÜ][\w-]+(?:\s+[A-ZÄÖÜ][\w-]+)?)")
+_HOW_MUCH_RE = re.compile(r"^[Ww]ie\s*viele?\s+(?P<phrase>[A-ZÄÖÜ][^\W\d_]+-[A-ZÄÖÜ][^\W\d_]+)\b")
 _SHOUTED_RE = re.compile(r"\b[A-ZÄÖÜ]{5,}\b|[()\[\]]")
 # longer than any German compound a question names: not checked (the compound search grows with the square of a
 # word's length, so a hostile run of letters must not reach it)
@@ -149,6 +150,11 @@ def unknown_subject(question: str, lexicon, synonym_terms=frozenset()) -> str | 
     match = _ASKED_SUBJECT_RE.match(asking)
     if match:
         return _unknown_head(match.group("phrase").split(), lexicon, synonym_terms)
+    match = _HOW_MUCH_RE.match(asking)
+    if match:
+        # "Wie viel Homeoffice-Pauschale …?": a hyphenated compound only (a colloquial "Wie viel Vorlauf …" is a
+        # paraphrase more often than a subject the base lacks)
+        return _unknown_head([match.group("phrase")], lexicon, synonym_terms)
     for match in _VERB_SUBJECT_RE.finditer(asking):
         # "Bis zu welchem Betrag sind Essensgutscheine … steuerfrei?": the noun after the verb
         unknown = _unknown_head(match.group("phrase").split(), lexicon, synonym_terms)
@@ -172,9 +178,15 @@ def unaddressed_subject(question: str, texts, synonyms=None) -> str | None:
         return None
     lexicon = compounds.build_lexicon(texts)
     subject = unknown_subject(question, lexicon)
-    last = light_stem(fold_plain(re.split(r"[-/]", subject)[-1])) if subject else ""
-    if not subject or any(last.endswith(kind) for kind in _KIND_ENDINGS):
+    if not subject:
         return None
+    pieces = re.split(r"[-/]", subject)
+    kind = (lambda piece: any(light_stem(fold_plain(piece)).endswith(k) for k in _KIND_ENDINGS))
+    if kind(pieces[-1]):
+        # "Homeoffice-Pauschale": the kind of value after the hyphen, the subject before it, checked on its own
+        rest = [p for p in pieces[:-1] if p and not kind(p)]
+        if not rest or all(_known(fold_plain(p), lexicon, frozenset()) for p in rest):
+            return None
     forms = {f for piece in re.split(r"[-/]", subject) for f in _forms(fold_plain(piece))}
     folded: list[str] = []
 

@@ -187,3 +187,15 @@ def test_a_phrase_of_the_synonym_table_names_a_subject_only_as_a_phrase_of_the_t
     table = parse_synonyms([("Weihnachtsgeld", "sonstige Bezüge")])
     assert unaddressed_subject("Weihnachtsgeld: wie versteuert?", ["Die sonstigen Bezüge werden begünstigt."],
                                table) is None
+
+
+def test_a_kind_of_value_after_a_hyphen_leaves_its_subject_to_check():
+    from lib.answer.gate import unaddressed_subject
+    mileage = ["Kilometergeld", "Seit 2025 beträgt das Kilometergeld € 0,50 pro km für Pkw."]
+    assert unaddressed_subject("Wie viel Homeoffice-Pauschale pro Tag darf ich steuerfrei zahlen?", mileage) \
+        == "Homeoffice-Pauschale"
+    assert unaddressed_subject("Homeoffice-Pauschale: wie viel pro Tag?", mileage) == "Homeoffice-Pauschale"
+    pendler = ["Pendlerpauschale", "Homeoffice-Tage zählen nicht als Fahrtage."]
+    assert unaddressed_subject("Wie viel Homeoffice-Pauschale pro Tag?", pendler) is None
+    # a colloquial noun after "wie viel" is no subject to check (a paraphrase more often than not)
+    assert unaddressed_subject("Wie viel Vorlauf brauchen wir bei der Kündigung?", ["Kündigungsfrist 6 Wochen"]) is None
