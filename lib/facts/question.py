@@ -42,7 +42,7 @@ darf dürfen durfte auszahlen auszahlt ausgezahlt rechne rechnen rechnet trägt 
 jänner januar jaenner februar feber märz april mai juni juli august september oktober november dezember
 abgeben abgegeben abzugeben einreichen eingereicht einzureichen abführen abgeführt abzuführen entrichten entrichtet
 gezahlt bezahlt ausbezahlt ausgezahlt gemeldet melden erstatten erstattet binnen innerhalb
-kassiert kassieren mutter vater mein meine meinen meinem meiner unser unsere unseren unserem unserer eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
+kassiert kassieren mutter vater ma mitarbeiter mitarbeiterin kollege kollegin arbeitet arbeiten mein meine meinen meinem meiner unser unsere unseren unserem unserer eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
 # what a percentage is taken of ("Wie viel Prozent DB fallen auf die Lohnsumme an?"): said by a question asking for a
 # rate, but seldom in the rate's row
 _RATE_BASES = frozenset(light_stem(fold_plain(w)) for w in """
@@ -50,7 +50,7 @@ lohnsumme lohnsummen bruttolohnsumme arbeitslöhne arbeitslohn bruttolohn brutto
 bemessungsgrundlage beitragsgrundlage entgelt entgelts bruttoentgelt""".split())
 # question words that name a concept word in other words
 _SAME_AS = {"start": "beginn", "startet": "beginn", "anfang": "beginn", "tochter": "kind", "sohn": "kind",
-            "toechter": "kind", "soehne": "kind"}
+            "toechter": "kind", "soehne": "kind", "nachts": "nachtarbeit"}
 # what the question asks for, by its wording: the unit kinds of a fact that answer it (used to choose between
 # concepts of one entry that all fit the words, e.g. "Beitragssatz" 1,53 % and "Beitragspflicht" ab dem 2. Monat)
 _AMOUNT_UNITS = frozenset({"€", "%", "Prozentpunkte"})

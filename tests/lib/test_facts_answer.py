@@ -363,3 +363,9 @@ def test_amounts_a_question_states_must_be_the_facts(facts):
 def test_binnen_asks_a_deadline_and_the_verb_of_the_frame_nothing(facts):
     text = answer("Binnen wie vielen Tagen ist die Abmeldung bei der ÖGK zu erstatten?", facts).text
     assert "binnen 7 Tagen" in text and "[lb-end-02]" in text
+
+
+def test_the_person_of_a_case_asks_nothing(facts):
+    text = answer("SEG-Zulagen plus Nachtzuschläge, MA arbeitet überwiegend nachts – Höchstbetrag steuerfrei im Monat?",
+                  facts).text
+    assert "€ 540 monatlich [lb-ust-03]" in text and "€ 360" not in text
