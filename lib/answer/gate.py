@@ -111,7 +111,8 @@ _LEAD_NOT_LABEL = re.compile(r"\b(?:wie|was|welche\w*|wann|wo|warum|wer|wieso|ab
 _PHRASE_END = frozenset("""für fürs in im ins der die das des dem den mit als nach bei beim und oder aus vom von zum
 zur an am auf ohne über unter pro je seit vor ab bis bzw""".split())
 _PERSON_WORDS = frozenset("""herr frau hr fr kollege kollegin mitarbeiter mitarbeiterin ma dn an arbeitnehmer
-arbeitnehmerin dienstnehmer dienstnehmerin angestellter angestellte arbeiter arbeiterin lehrling""".split())
+arbeitnehmerin dienstnehmer dienstnehmerin angestellter angestellte arbeiter arbeiterin lehrling kunde kundin klient
+klientin mandant mandantin chef chefin""".split())
 _CHAT_WORDS = frozenset("""frage fragen kurze kurz bitte hallo hilfe info thema achtung hinweis beispiel notiz nachtrag
 dringend eilig danke servus update nochmal noch eine einer zweite letzte neue""".split())
 _ADJECTIVE_RE = re.compile(r"(?:ig|lich|los|isch|bar|sam|haft|ell|iv|al)(?:e|er|es|en|em)?$")

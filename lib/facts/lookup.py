@@ -205,6 +205,10 @@ def find(question: Question, facts: list[Fact], allowed: Iterable[str] | None = 
     candidates = candidate_facts(question, pool)
     if not candidates:
         return None
+    if question.asks and not any(f.value.unit in question.asks for f in candidates):
+        # "für wie viele Überstunden im Monat?" is no question for the Überstundenzuschlag's 50 %: a value of
+        # another kind answers nothing, and must not report the asked year as missing either
+        return None
     common = topic_common_words(facts)
     groups = _groups(candidates, common)
     if len(groups) > 1 and question.asks:

@@ -199,3 +199,9 @@ def test_a_kind_of_value_after_a_hyphen_leaves_its_subject_to_check():
     assert unaddressed_subject("Wie viel Homeoffice-Pauschale pro Tag?", pendler) is None
     # a colloquial noun after "wie viel" is no subject to check (a paraphrase more often than not)
     assert unaddressed_subject("Wie viel Vorlauf brauchen wir bei der Kündigung?", ["Kündigungsfrist 6 Wochen"]) is None
+
+
+def test_a_client_quoted_in_a_label_is_a_person_not_a_subject():
+    from lib.answer.gate import unaddressed_subject
+    assert unaddressed_subject("Kunde schreibt: „Mein Verkaufsleiter kriegt ein Firmenauto“ – wie hoch ist der "
+                               "Sachbezug?", ["Sachbezug Dienstwagen: 2 % der Anschaffungskosten"]) is None

@@ -369,3 +369,8 @@ def test_the_person_of_a_case_asks_nothing(facts):
     text = answer("SEG-Zulagen plus Nachtzuschläge, MA arbeitet überwiegend nachts – Höchstbetrag steuerfrei im Monat?",
                   facts).text
     assert "€ 540 monatlich [lb-ust-03]" in text and "€ 360" not in text
+
+
+def test_a_value_of_another_kind_answers_nothing_and_reports_no_missing_year(facts):
+    # the only fact the words reach is the Überstundenzuschlag's 50 %: a count of hours is asked
+    assert answer("Überstundenzuschläge 2025: für wie viele Überstunden im Monat?", facts) is None
