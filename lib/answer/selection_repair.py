@@ -274,8 +274,9 @@ def complete_stage(question: str, chosen: list[Unit], units: list[Unit]) -> Unit
 
 
 _STAND_YEAR_RE = re.compile(r"\(?Stand:?\s+(?:\d{4}-\d{2}|\d{4})\)?")
-_OPEN_YEAR_RE = re.compile(r"\b(?:ab|seit)\s+(?:dem\s+)?(?:\d{1,2}\.\s*(?:\d{1,2}\.|[^\W\d_]+)\s*)?((?:19|20)\d{2})\b",
-                           re.I)
+# ("nach dem 31. Dezember 2002 begonnen": open towards every later year too)
+_OPEN_YEAR_RE = re.compile(r"\b(?:ab|seit|nach)\s+(?:dem\s+)?(?:\d{1,2}\.\s*(?:\d{1,2}\.|[^\W\d_]+)\s*)?"
+                           r"((?:19|20)\d{2})\b", re.I)
 
 
 _UNTIL_YEAR_RE = re.compile(r"\b(?:bis|vor)\s+(?:(?:ende|einschließlich|zum)\s+)?(?:\d{1,2}\.\s*\d{1,2}\.\s*)?"

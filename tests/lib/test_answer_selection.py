@@ -308,6 +308,9 @@ def test_passages_of_earlier_years_only_do_not_answer_a_later_year():
     # a period open towards the asked year answers it; a Stand is no period
     assert rep.asked_year_missing("Kilometergeld 2026?", [unit("Seit 1. Jänner 2025 beträgt es € 0,50.")]) is None
     assert rep.asked_year_missing("Kilometergeld 2026?", [unit("ab 2025: € 0,50")]) is None
+    # a date after which a rule applies is open towards later years: no "zuletzt 2002" for the BV rate of 2025
+    assert rep.asked_year_missing("Seit März 2025 neu bei uns: wie viel Prozent an die Vorsorgekasse?", [unit(
+        "Für Arbeitsverhältnisse, die nach dem 31. Dezember 2002 begonnen haben, gilt die Abfertigung neu.")]) is None
     assert rep.asked_year_missing("Regelsatz 2026?", [unit("Regelsatz: 2 %, Stand 2025.")]) is None, "no year"
 
 
