@@ -190,14 +190,13 @@ def _call_within(fn, seconds: float):
         stop.set()
 
     watchdog = threading.Thread(target=watch, name="pv_kb-render-budget", daemon=True)
+    # the start is inside the try: on a loaded machine starting the thread can take longer than a short budget,
+    # and an interruption landing in start() must still end the watchdog (else it raises into later code)
     try:
         watchdog.start()
-        try:
-            result = fn()
-        finally:
-            end()
-    except RenderBudgetExceeded:
-        raise
+        result = fn()
+    finally:
+        end()
     if state["fired"]:
         raise RenderBudgetExceeded()
     return result

@@ -176,3 +176,36 @@ def test_an_interruption_landing_while_the_call_ends_stops_the_watchdog(monkeypa
         events[0].set()              # a watchdog still running ends here, not in the next tests
         rendering._set_async_exc(main, None)
     assert stray == 0
+
+
+def test_an_interruption_landing_while_the_watchdog_starts_stops_the_watchdog(monkeypatch):
+    import threading
+    import types
+
+    main = threading.get_ident()
+
+    class SlowStart(threading.Thread):
+        """A thread whose start returns late, as on a loaded machine: the budget is spent before the call runs."""
+
+        def start(self):
+            super().start()
+            end = time.perf_counter() + 0.3
+            while time.perf_counter() < end:      # bytecodes, so the interruption can land here
+                sum(range(50))
+
+    fake = types.SimpleNamespace(Lock=threading.Lock, Event=threading.Event, Thread=SlowStart,
+                                 get_ident=threading.get_ident)
+    monkeypatch.setattr(rendering, "threading", fake)
+    with pytest.raises(rendering.RenderBudgetExceeded):
+        rendering._call_within(lambda: "done", 0.01)
+    stray = 0
+    end = time.perf_counter() + 3 * rendering.REARM_SECONDS + 0.05
+    try:
+        while time.perf_counter() < end:
+            try:
+                sum(range(100))
+            except rendering.RenderBudgetExceeded:
+                stray += 1
+    finally:
+        rendering._set_async_exc(main, None)
+    assert stray == 0
