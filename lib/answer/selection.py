@@ -275,9 +275,9 @@ def render_answer(chosen: list[Unit], conflicts: list[Conflict] = (), order: lis
     for entry_id, items in groups.items():
         items.sort(key=lambda u: position.get(id(u), 0))
         in_conflict = entry_id.lower() in sides
-        # figures in digits ("acht Wochen" → "8 Wochen"); the quote the panel marks in the entry stays as written
-        lines = [f"{'⚠ Widerspruch: ' if in_conflict else ''}{_sentence(digits_for_words(u.text))} [{u.entry_id}] "
-                 f"(Stand {u.stand})"
+        # figures in digits beside the words ("acht Wochen (8 Wochen)"); the quote the panel marks stays as written
+        lines = [f"{'⚠ Widerspruch: ' if in_conflict else ''}{_sentence(digits_for_words(u.text, beside=True))} "
+                 f"[{u.entry_id}] (Stand {u.stand})"
                  for u in items]
         (conflicting if in_conflict else plain).append(lines)
     parts = ["\n\n".join(lines) for lines in plain]

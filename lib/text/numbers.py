@@ -1,5 +1,5 @@
 """Figures written in words, shown in digits: "acht Wochen" → "8 Wochen", "ab dem sechsten Dienstjahr" → "ab dem
-6. Dienstjahr", "ein Fünftel" → "1/5".
+6. Dienstjahr", "ein Fünftel" → "1/5"; or, for quotes, beside the words as written: "ein Fünftel (1/5)".
 
 Payroll answers are read for their figures, and entries write some of them in words. Only a number word directly
 before a unit of time (or a fraction word) is changed, so "in den ersten beiden Jahren" and "eine Frist" stay as
@@ -32,23 +32,27 @@ _FRACTION_RE = re.compile(r"\b(ein|einem|einen|eines|einer|zwei|drei|vier|fünf)
                           re.I)
 
 
-def digits_for_words(text: str) -> str:
-    """``text`` with the figures of time spans, ordinals before a unit and fractions in digits."""
+def digits_for_words(text: str, beside: bool = False) -> str:
+    """``text`` with the figures of time spans, ordinals before a unit and fractions in digits. ``beside``: the
+    words stay as written and the digits follow in brackets ("zwei Jahren (2 Jahren)"), so a quote reads as its
+    source and its figure at a glance."""
     if not text:
         return text
 
+    def put(m, digits):
+        return f"{m.group(0)} ({digits})" if beside else digits
+
     def cardinal(m):
-        word = m.group(1)
-        return f"{CARDINALS[word.lower()]} {m.group(2)}"
+        return put(m, f"{CARDINALS[m.group(1).lower()]} {m.group(2)}")
 
     def ordinal(m):
         whole = m.group(0)
         unit_start = whole.lower().rfind(m.group(2).lower())
-        return f"{_ORDINAL_STEMS[m.group(1).lower()]}. {whole[unit_start:]}"
+        return put(m, f"{_ORDINAL_STEMS[m.group(1).lower()]}. {whole[unit_start:]}")
 
     def fraction(m):
         count = CARDINALS.get(m.group(1).lower(), 1)
-        return f"{count}/{_FRACTIONS[m.group(2).lower()]}"
+        return put(m, f"{count}/{_FRACTIONS[m.group(2).lower()]}")
 
     text = _FRACTION_RE.sub(fraction, text)
     text = _ORDINAL_RE.sub(ordinal, text)

@@ -33,3 +33,14 @@ def test_linear_on_hostile_input():
     started = time.perf_counter()
     digits_for_words("ein " * 5000 + "zwei" * 3000)
     assert time.perf_counter() - started < 0.5
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("wöchentlich ein Fünftel der Arbeitszeit", "wöchentlich ein Fünftel (1/5) der Arbeitszeit"),
+    ("nach Ablauf von zwei Jahren ab dem Ende", "nach Ablauf von zwei Jahren (2 Jahren) ab dem Ende"),
+    ("ab dem sechsten Dienstjahr drei Monate", "ab dem sechsten Dienstjahr (6. Dienstjahr) drei Monate (3 Monate)"),
+    ("gebühren zwei Drittel", "gebühren zwei Drittel (2/3)"),
+    ("in den ersten beiden Dienstjahren", "in den ersten beiden Dienstjahren"),
+])
+def test_beside_keeps_the_words_and_adds_the_digits(text, expected):
+    assert digits_for_words(text, beside=True) == expected
