@@ -68,7 +68,7 @@ _UNIT_SIGN_RE = re.compile(r"(?<![\w²])(m²|m2|km|h|kWh)(?![\w²])")
 _CAPPED_RE = re.compile(r"\b(?:max\.|maximal|höchstens|bis\s+zu)", re.I)
 _CAP_WORDS = "Höchstbetrag Deckel Obergrenze Maximum Höchstgrenze Maximalbetrag"
 # words of a label that say how values are taken together, not what: "Steuerfreier Höchstbetrag gemeinsam"
-_SOFT_KEY_WORDS = frozenset({"gemeinsam", "zusamm", "jeweil"})
+_SOFT_KEY_WORDS = frozenset({"gemeinsam", "zusamm", "jeweil", "summ"})
 
 
 def _value_words(text: str) -> frozenset:

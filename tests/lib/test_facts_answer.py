@@ -374,3 +374,12 @@ def test_the_person_of_a_case_asks_nothing(facts):
 def test_a_value_of_another_kind_answers_nothing_and_reports_no_missing_year(facts):
     # the only fact the words reach is the Überstundenzuschlag's 50 %: a count of hours is asked
     assert answer("Überstundenzuschläge 2025: für wie viele Überstunden im Monat?", facts) is None
+
+
+def test_a_sum_row_is_the_total_asked_for(facts):
+    # "| Summe | 18,07 % | 20,98 % |" under the headers Dienstnehmer / Dienstgeber: "insgesamt" asks for it
+    text = answer("Wie hoch ist der Dienstnehmeranteil insgesamt in Prozent?", facts).text
+    assert "18,07 % [lb-sv-02]" in text and "20,98" not in text
+    # a single branch stays its own row, not the sum
+    text = answer("Wie hoch ist der Dienstnehmeranteil zur Krankenversicherung?", facts).text
+    assert "18,07" not in text
