@@ -14,13 +14,14 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ..text.german import light_stem
+from ..text.german import fold_plain, light_stem
 from .compare import Pair, compare, same_concept, topic_common_words
 from .concepts import stems, word_in, words_match
 from .extract import Fact
 from .tiers import holds, is_dimension_word
 # the question's side, parsed (question.py); parse_question, asked_units and Question are part of the lookup's API
-from .question import _RATE_BASES, Question, _bounds, asked_units, parse_question  # noqa: F401
+from .question import (_CAP_KEY_WORDS, _CEILING_KEY_WORDS, _RATE_BASES, Question, _bounds, asked_units,  # noqa: F401
+                       parse_question)
 
 MAX_PERIODS = 4            # without an asked year: the newest periods shown
 
@@ -68,7 +69,11 @@ _UNIT_SIGN_RE = re.compile(r"(?<![\w²])(m²|m2|km|h|kWh)(?![\w²])")
 _CAPPED_RE = re.compile(r"\b(?:max\.|maximal|höchstens|bis\s+zu)", re.I)
 _CAP_WORDS = "Höchstbetrag Deckel Obergrenze Maximum Höchstgrenze Maximalbetrag"
 # words of a label that say how values are taken together, not what: "Steuerfreier Höchstbetrag gemeinsam"
-_SOFT_KEY_WORDS = frozenset({"gemeinsam", "zusamm", "jeweil", "summ"})
+_SOFT_KEY_WORDS = frozenset({"gemeinsam", "zusamm", "jeweil"})
+# words that describe the case, not the value asked ("Angestellter mit € 8.200 brutto, Abrechnung 2025: …"): they may
+# stay unaccounted by a fact, yet still name a fact's key word where one has it ("Kündigungsfrist Angestellte")
+_CASE_WORDS = frozenset(light_stem(fold_plain(w)) for w in """angestellter angestellte
+brutto netto abrechnung abrechnen verdient verdienen""".split())
 
 
 def _value_words(text: str) -> frozenset:
@@ -105,6 +110,8 @@ def _amounts_unheld(question: Question, fact: Fact) -> bool:
     and value do not hold: they select a row of another table, or make a case the fact alone does not answer
     ("Welcher Steuersatz gilt zwischen 69.166 und 103.072?" is not the Kommunalsteuer's 3 %)."""
     amounts = {number for _bound, number in question.bounds if number.isdigit() and int(number) >= 1000}
+    if question.implied & required_key(fact) & (_CAP_KEY_WORDS | _CEILING_KEY_WORDS):
+        return False        # a ceiling asked for a stated pay ("mit € 8.200: bis zu welchem Betrag …?") is the case
     if not amounts:
         return False
     held = {number for _bound, number in _bounds(f"{fact.label} {fact.text}")}
@@ -142,7 +149,7 @@ def _accounted(question: Question, fact: Fact, inside: bool | None = None, with_
     pool = _fact_pool(fact, with_mentions)
     of_rate = (lambda word: "%" in question.asks and fact.value.unit == "%" and word in _RATE_BASES)
     return all(any(word_in(a, pool) or (inside and is_dimension_word(a)) or of_rate(a) for a in alternatives)
-               for alternatives in question.words)
+               or alternatives & (_CASE_WORDS | question.case) for alternatives in question.words)
 
 
 def eligible_facts(question: Question, facts: Iterable[Fact]) -> list[Fact]:

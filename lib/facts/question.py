@@ -38,7 +38,7 @@ derzeit momentan heuer genau bitte nennen nenn sag sagen gibt geben steht bekomm
 man ich wir den dem der die das des ein eine einen einem für fürs pro je im in ab bis seit nach von vom
 zum zur bei beim mit und oder ist sind war wird werden liegt lag höhe betrag wert werte amtlich amtliche
 gesetzlich offiziell amtl welchem welchen zu noch dauert dauern brauch brauche benötige
-darf dürfen durfte auszahlen auszahlt ausgezahlt rechne rechnen rechnet trägt tragen anfällt anfallen fällt fallen
+darf dürfen durfte auszahlen auszahlt ausgezahlt rechne rechnen rechnet gerechnet berechnet berechnen trägt tragen anfällt anfallen fällt fallen
 jänner januar jaenner februar feber märz april mai juni juli august september oktober november dezember
 abgeben abgegeben abzugeben einreichen eingereicht einzureichen abführen abgeführt abzuführen entrichten entrichtet
 gezahlt bezahlt ausbezahlt ausgezahlt gemeldet melden erstatten erstattet binnen innerhalb
@@ -47,7 +47,7 @@ kassiert kassieren mutter vater ma mitarbeiter mitarbeiterin kollege kollegin ar
 # rate, but seldom in the rate's row
 _RATE_BASES = frozenset(light_stem(fold_plain(w)) for w in """
 lohnsumme lohnsummen bruttolohnsumme arbeitslöhne arbeitslohn bruttolohn bruttolöhne bruttobezug bruttobezüge
-bemessungsgrundlage beitragsgrundlage entgelt entgelts bruttoentgelt""".split())
+bemessungsgrundlage beitragsgrundlage entgelt entgelts bruttoentgelt gehalt gehälter lohn löhne bruttogehalt""".split())
 # question words that name a concept word in other words
 _SAME_AS = {"start": "beginn", "startet": "beginn", "anfang": "beginn", "tochter": "kind", "sohn": "kind",
             "toechter": "kind", "soehne": "kind", "nachts": "nachtarbeit"}
@@ -98,6 +98,7 @@ class Question:
     points: dict = field(default_factory=dict)     # numbers of a staged dimension (tiers.question_points)
     stated: Decimal | None = None   # a rate the question names to ask for its threshold ("ab welchem Einkommen 48 %?")
     implied: frozenset = frozenset()   # concept words its wording names without saying them ("bis zu welchem Betrag")
+    case: frozenset = frozenset()      # words of a case told before the ask ("GF-Assistentin mit € 7.200 brutto: …")
 
     @property
     def year(self) -> int | None:
@@ -129,6 +130,27 @@ _ASKED_SUM = re.compile(r"\b(?:ab|bis\s+zu|bis)\s+welche[mrns]?\s+(?:[^\W\d_]+e[
 # "Bis zu welchem Betrag sind Überstundenzuschläge steuerfrei?", "bis wie viel": asks for a Höchstbetrag
 _ASKS_CAP = re.compile(r"\bbis\s+(?:zu\s+)?(?:welche[mrn]?\s+(?:\w*betrag|summe|h[öo]he)\b|wie\s*viel)", re.I)
 _CAP_KEY_WORDS = frozenset(light_stem(fold_plain(w)) for w in ("Höchstbetrag", "Obergrenze", "Höchstgrenze"))
+# "Bis zu welchem Betrag werden die SV-Beiträge gerechnet?", "Angestellter mit € 8.200: Von welchem Betrag berechnen
+# wir die SV-Beiträge?": the contributions' ceiling, the Höchstbeitragsgrundlage, asked without its name ("von
+# welchem Betrag" only for a pay the question states: without one it asks how the basis is made up)
+_BASE_ASK = re.compile(r"\b(bis\s+zu|bis|von)\s+welche[mr]?\s+(?:Betrag|Grundlage|Beitragsgrundlage|Höhe|Entgelt|"
+                       r"Gehalt|Bezug)\b", re.I)
+_BASE_VERB = re.compile(r"\b(?:be|ge|ab)?rechne[nt]?\b|\bberechnet\b|\bbemessen\b|\bverbeitragt\b", re.I)
+_SV_CONTRIBUTIONS = re.compile(r"\b(?:SV|Sozialversicherung)[-\s]?(?:Beitr[äa]g\w*)?\b|\bBeitr[äa]ge\b", re.I)
+_STATED_PAY = re.compile(r"(?:€\s*\d{1,3}(?:\.\d{3})+|\d{1,3}(?:\.\d{3})+\s*(?:€|Euro))")
+_CEILING_KEY_WORDS = frozenset({light_stem(fold_plain("Höchstbeitragsgrundlage"))})
+# "DN-Anteil insgesamt", "gesamt", "in Summe": the row "Summe" of a table of parts
+_ASKS_TOTAL = re.compile(r"\b(?:insgesamt|gesamt|summe|zusammen|total)\b", re.I)
+_TOTAL_KEY_WORDS = frozenset({light_stem(fold_plain("Summe"))})
+
+
+def _asks_contribution_ceiling(text: str) -> bool:
+    asked = _BASE_ASK.search(text)
+    if not asked or not _BASE_VERB.search(text) or not _SV_CONTRIBUTIONS.search(text):
+        return False
+    return not asked.group(1).lower().startswith("von") or bool(_STATED_PAY.search(text))
+
+
 # "pro vollem Tag", "für einen ganzen Tag": a day's rate ("Taggeld pro Tag")
 _WHOLE_DAY = re.compile(r"\b(?:voll|ganz)(?:e|en|em|er)?\s+(?=Tag\b)", re.I)
 
@@ -139,7 +161,10 @@ def _counted(text: str) -> str:
 
 def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Question | None:
     """The question's concept words with their alternatives, or None when it is no value question."""
-    if not text or _NOT_VALUE.search(text) or (_MODAL.search(text) and not _ASKS_FIGURE.search(text)):
+    if not text:
+        return None
+    ceiling = _asks_contribution_ceiling(text)     # "Von welchem Betrag berechnen wir die SV?" asks a value
+    if (_NOT_VALUE.search(text) and not ceiling) or (_MODAL.search(text) and not _ASKS_FIGURE.search(text)):
         return None
     if len(_INTERROGATIVE.findall(text)) > 1 and re.search(r"\b(?:und|sowie)\b", text):
         return None
@@ -152,7 +177,7 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     text = _ASKED_SUM.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)], text)
     raw_words = word_tokens(text)
     short = len(raw_words) <= MAX_WORDS_SHORT
-    if not short and not is_value_question(text) and not _ASKS_VALUE.search(text):
+    if not short and not is_value_question(text) and not _ASKS_VALUE.search(text) and not ceiling:
         return None
     table: dict[str, list[str]] = {}
     for term, expansions in synonyms or ():
@@ -181,11 +206,31 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
                 alternatives.update(stems(expansion))
         words.append(frozenset(alternatives))
     basis = basis_of(text)
+    if ceiling and not basis and _STATED_PAY.search(text) and not re.search(r"\bim\s+Jahr\b|\bj[äa]hrlich", text, re.I):
+        basis = "monatlich"         # a pay told without its period is a month's ("hat im März € 7.200 brutto")
     words = [w for w in words if not (basis and w & {"monatlich", "taeglich", "jaehrlich", "woechentlich"})]
     if not words:
         return None
+    implied = _CAP_KEY_WORDS if _ASKS_CAP.search(text) else frozenset()
+    if _ASKS_TOTAL.search(text):
+        implied |= _TOTAL_KEY_WORDS
+    if ceiling:
+        implied |= _CEILING_KEY_WORDS
     return Question(text, words, find_period(text, "cell"), basis, _bounds(plain), asks,
-                    question_points(text), _stated_rate(text), _CAP_KEY_WORDS if _ASKS_CAP.search(text) else frozenset())
+                    question_points(text), _stated_rate(text), implied, _case_words(text))
+
+
+# the sentences before the asking one ("Eine Bereichsleiterin verdient 2025 € 8.000 brutto im Monat. Von welchem
+# Betrag …?"): a case told with its pay; the person and the pay need no counterpart in the fact
+_CASE_END = re.compile(r"[.:!](?=\s+[A-ZÄÖÜa-zäöü])")
+
+
+def _case_words(text: str) -> frozenset:
+    ends = [m.end() for m in _CASE_END.finditer(text)]
+    preamble = text[:ends[-1]] if ends else ""
+    if not preamble or not _STATED_PAY.search(preamble):
+        return frozenset()
+    return frozenset(light_stem(fold_plain(w)) for w in word_tokens(preamble) if not w.isdigit())
 
 
 # "Ab welchem Jahreseinkommen gilt der Steuersatz von 48 %?": the rate is given, the threshold (a row label) asked

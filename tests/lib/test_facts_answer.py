@@ -376,10 +376,25 @@ def test_a_value_of_another_kind_answers_nothing_and_reports_no_missing_year(fac
     assert answer("Überstundenzuschläge 2025: für wie viele Überstunden im Monat?", facts) is None
 
 
-def test_a_sum_row_is_the_total_asked_for(facts):
-    # "| Summe | 18,07 % | 20,98 % |" under the headers Dienstnehmer / Dienstgeber: "insgesamt" asks for it
+def test_the_contribution_ceiling_asked_without_its_name(facts):
+    for question in ("Angestellter mit € 8.200 brutto monatlich im Jahr 2025: Bis zu welchem Betrag werden "
+                     "SV-Beiträge gerechnet?",
+                     "Eine Bereichsleiterin verdient 2025 € 8.000 brutto im Monat. Von welchem Betrag berechnen wir "
+                     "die SV-Beiträge?",
+                     "GF-Assistentin hat im März 2025 € 7.200 brutto. Bis zu welchem Betrag rechne ich die SV?"):
+        text = answer(question, facts).text
+        assert "€ 6.450 [lb-sv-01]" in text and "€ 215" not in text, question
+    # without a pay told, "von welchem Betrag" asks how the basis is made up: no ceiling from the facts
+    assert answer("Von welchem Betrag werden die SV-Beiträge berechnet?", facts) is None
+
+
+def test_the_sum_row_answers_a_total_and_a_case_pay_still_selects(facts):
+    text = answer("DG-Anteil zur SV 2025 insgesamt?", facts).text
+    assert "20,98 % [lb-sv-02]" in text
     text = answer("Wie hoch ist der Dienstnehmeranteil insgesamt in Prozent?", facts).text
     assert "18,07 % [lb-sv-02]" in text and "20,98" not in text
-    # a single branch stays its own row, not the sum
-    text = answer("Wie hoch ist der Dienstnehmeranteil zur Krankenversicherung?", facts).text
-    assert "18,07" not in text
+    # without a word of a total the sum row is not the answer to a part's share
+    shares = answer("Wie viel Prozent Krankenversicherung zahlt der Dienstnehmer?", facts)
+    assert shares is None or "18,07" not in shares.text
+    # a pay told in the case may select a reduced rate: a flat total is not given for it
+    assert answer("Lehrling mit € 1.900 brutto im Monat 2025. Wie hoch ist der DN-Anteil insgesamt?", facts) is None
