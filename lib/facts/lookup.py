@@ -70,8 +70,8 @@ _CAPPED_RE = re.compile(r"\b(?:max\.|maximal|höchstens|bis\s+zu)", re.I)
 _CAP_WORDS = "Höchstbetrag Deckel Obergrenze Maximum Höchstgrenze Maximalbetrag"
 # words of a label that say how values are taken together, not what: "Steuerfreier Höchstbetrag gemeinsam"
 _SOFT_KEY_WORDS = frozenset({"gemeinsam", "zusamm", "jeweil"})
-# words that describe the case, not the value asked ("Angestellter mit € 8.200 brutto, Abrechnung 2025: …"): they may
-# stay unaccounted by a fact, yet still name a fact's key word where one has it ("Kündigungsfrist Angestellte")
+# words that describe the case, not the value asked ("Angestellter mit € 8.200 brutto, Abrechnung 2025: …"): they
+# may stay unaccounted by a fact, yet still name a fact's key word where one has it ("Kündigungsfrist Angestellte")
 _CASE_WORDS = frozenset(light_stem(fold_plain(w)) for w in """angestellter angestellte
 brutto netto abrechnung abrechnen verdient verdienen""".split())
 

@@ -26,11 +26,12 @@ _NOT_VALUE = re.compile(r"\b(?:warum|wieso|weshalb|erkl[äa]r\w*|unterschied\w*|
 _MODAL = re.compile(r"\b(?:muss|müssen|darf|dürfen|kann|können|soll)\b", re.I)
 _ASKS_FIGURE = re.compile(
     r"\bwie\s*(?:hoch|viel\w*|lange?)\b|\bbis\s+wann\b|\bab\s+wann\b|\bbinnen\s+wie\b|\bbis\s+zu\s+welche[mrns]?\b"
+    r"|\b(?:seit|ab)\s+(?:wann|welchem\s+(?:Kalender)?jahr)\b"
     r"|\bwelche[mrns]?\s+(?:\w+\s+)?(?:betrag|h[öo]he|frist|\w*satz|grenze|grenzwert)\b|\bin\s+welcher\s+h[öo]he\b",
     re.I)
 # value asks the search's word list does not hold ("Bis zu welchem Jahreseinkommen …", "Welches Kilometergeld galt
 # 2023 …", "binnen wie vielen Tagen")
-_ASKS_VALUE = re.compile(r"\bbis\s+zu\s+welche[mrns]?\b|\bbinnen\s+wie\b"
+_ASKS_VALUE = re.compile(r"\bbis\s+zu\s+welche[mrns]?\b|\bbinnen\s+wie\b|\b(?:seit|ab)\s+welchem\s+(?:Kalender)?jahr\b"
                          r"|\bwelche[mrns]?\s+\w+\s+(?:gilt|galt|gelten|galten)\b", re.I)
 _ASK_WORDS = frozenset(light_stem(fold_plain(w)) for w in """
 wie hoch viel viele wieviel wieviele welche welcher welches beträgt betragen gilt gelten galt aktuell
@@ -42,6 +43,7 @@ darf dürfen durfte auszahlen auszahlt ausgezahlt rechne rechnen rechnet gerechn
 jänner januar jaenner februar feber märz april mai juni juli august september oktober november dezember
 abgeben abgegeben abzugeben einreichen eingereicht einzureichen abführen abgeführt abzuführen entrichten entrichtet
 gezahlt bezahlt ausbezahlt ausgezahlt gemeldet melden erstatten erstattet binnen innerhalb
+pflicht verpflichtend machen durchführen durchzuführen
 kassiert kassieren mutter vater ma mitarbeiter mitarbeiterin kollege kollegin arbeitet arbeiten mein meine meinen meinem meiner unser unsere unseren unserem unserer eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
 # what a percentage is taken of ("Wie viel Prozent DB fallen auf die Lohnsumme an?"): said by a question asking for a
 # rate, but seldom in the rate's row
@@ -66,7 +68,8 @@ _ASKS = (
     # "ab welcher Summe … fällig": an amount, though "fällig" follows
     (re.compile(r"\bwelche[rmns]?\s+(?:\w+en\s+)?(?:summe|betrag|h[öo]he|einkommen|jahreseinkommen|entgelt\w*"
                 r"|monatsbezug|bezug|lohnsumme)\b", re.I), _AMOUNT_UNITS),
-    (re.compile(r"\b(?:bis|ab|seit)\s+wann\b|\bwann\b|\bf[äa]llig\w*|\btermin\w*|\bstichtag", re.I),
+    (re.compile(r"\b(?:bis|ab|seit)\s+wann\b|\bwann\b|\b(?:seit|ab)\s+welchem\s+(?:Kalender)?jahr\b|\bf[äa]llig\w*"
+                r"|\btermin\w*|\bstichtag", re.I),
      frozenset({"Termin", "Datum"})),
     (re.compile(r"\bwie\s+(?:hoch|viel)\b(?!\s+(?:tage|wochen|monate|jahre|stunden))|\bbetrag\w*|\beuro\b|€|"
                 r"\bh[öo]he\b", re.I), _AMOUNT_UNITS),
@@ -98,7 +101,7 @@ class Question:
     points: dict = field(default_factory=dict)     # numbers of a staged dimension (tiers.question_points)
     stated: Decimal | None = None   # a rate the question names to ask for its threshold ("ab welchem Einkommen 48 %?")
     implied: frozenset = frozenset()   # concept words its wording names without saying them ("bis zu welchem Betrag")
-    case: frozenset = frozenset()      # words of a case told before the ask ("GF-Assistentin mit € 7.200 brutto: …")
+    case: frozenset = frozenset()      # words of a case told before the ask ("Sie hat € 7.200 brutto. Bis zu …")
 
     @property
     def year(self) -> int | None:
@@ -139,6 +142,7 @@ _BASE_VERB = re.compile(r"\b(?:be|ge|ab)?rechne[nt]?\b|\bberechnet\b|\bbemessen\
 _SV_CONTRIBUTIONS = re.compile(r"\b(?:SV|Sozialversicherung)[-\s]?(?:Beitr[äa]g\w*)?\b|\bBeitr[äa]ge\b", re.I)
 _STATED_PAY = re.compile(r"(?:€\s*\d{1,3}(?:\.\d{3})+|\d{1,3}(?:\.\d{3})+\s*(?:€|Euro))")
 _CEILING_KEY_WORDS = frozenset({light_stem(fold_plain("Höchstbeitragsgrundlage"))})
+_YEARLY = re.compile(r"\bim\s+Jahr\b|\bj[äa]hrlich", re.I)
 # "DN-Anteil insgesamt", "gesamt", "in Summe": the row "Summe" of a table of parts
 _ASKS_TOTAL = re.compile(r"\b(?:insgesamt|gesamt|summe|zusammen|total)\b", re.I)
 _TOTAL_KEY_WORDS = frozenset({light_stem(fold_plain("Summe"))})
@@ -206,7 +210,7 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
                 alternatives.update(stems(expansion))
         words.append(frozenset(alternatives))
     basis = basis_of(text)
-    if ceiling and not basis and _STATED_PAY.search(text) and not re.search(r"\bim\s+Jahr\b|\bj[äa]hrlich", text, re.I):
+    if ceiling and not basis and _STATED_PAY.search(text) and not _YEARLY.search(text):
         basis = "monatlich"         # a pay told without its period is a month's ("hat im März € 7.200 brutto")
     words = [w for w in words if not (basis and w & {"monatlich", "taeglich", "jaehrlich", "woechentlich"})]
     if not words:
