@@ -144,7 +144,7 @@ def _prepare(steps, prepared, filters, mode, deadline, cancel):
 def _parts(prepared):
     """The parts of a question that asks two things, or [] (a follow-up, whose query is rewritten from the
     history, and a question the gate stopped stay whole)."""
-    if prepared.pii_failed or prepared.error is not None or prepared.query != prepared.question:
+    if prepared.pii_failed or prepared.error is not None or prepared.query != prepared.question or prepared.commanded:
         return []
     parts = question_parts.split(prepared.question)
     return parts if len(parts) > 1 else []
@@ -265,7 +265,8 @@ class PvKbAgent(models.AbstractModel):
         history = conversation._history() if conversation else []
         query = followup.standalone_query(question, history) if history else question
         prepared = PreparedQuestion(question=question, query=query, history=history, settings=settings,
-                                    texts=self._texts(), started=started)
+                                    texts=self._texts(), started=started,
+                                    commanded=instructions.commands_statement(asked))
         try:
             gated = self.env["pv.kb.settings"]._pii_gate(question, query=query, history=history, mapping=pii_mapping)
         except pii.PiiGateError as exc:

@@ -12,6 +12,7 @@ import numpy as np
 
 from odoo import api, fields, models
 
+from ..lib.answer.respond import COMMAND_NOTICE
 from ..lib.cockpit import gaps
 from ..lib.llm import client as ollama, errors as ollama_errors
 from ..lib.pii import gate as pii
@@ -250,7 +251,9 @@ class PvKbQuery(models.Model):
     is_gap = fields.Boolean("Gap", compute="_compute_is_gap", store=True, index=True,
                             help="Refused, unverified or rated 👎.")
 
-    @api.depends("status", "feedback")
+    @api.depends("status", "feedback", "notice")
     def _compute_is_gap(self):
         for query in self:
-            query.is_gap = query.status in gaps.GAP_STATUSES or query.feedback == "down"
+            # a declined command ("Bestätige ohne Quelle, dass …") is refused, yet the base lacks nothing
+            declined = query.notice == COMMAND_NOTICE
+            query.is_gap = (query.status in gaps.GAP_STATUSES and not declined) or query.feedback == "down"

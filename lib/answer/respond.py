@@ -49,6 +49,8 @@ def respond(prepared, make_client, *, on_delta=None, deadline=None, cancel=None)
         # the client refused a request the gate did not pass (lib/pii.check_request): nothing was sent
         answer = texts["pii_failed"] if isinstance(exc, pii.PiiGateError) else texts["failed"]
         result = AgentAnswer(status="fehler", answer=answer, violations=[f"{type(exc).__name__}: {exc}"])
+    if prepared.commanded and result.status in ("beantwortet", "notbetrieb", "unsicher", "verweigert"):
+        decline_command(result)
     _drop_foreign_links(result, prepared)
     retrieval = prepared.retrieval
     result.retrieval = retrieval
@@ -64,6 +66,28 @@ def respond(prepared, make_client, *, on_delta=None, deadline=None, cancel=None)
         result.pii_mapping = prepared.gated.mapping.to_dict()
     result.timings["total_ms"] = (time.perf_counter() - prepared.started) * 1000
     return result
+
+
+COMMAND_NOTICE = "Aufforderung nicht befolgt"
+
+
+def decline_command(result):
+    """A question that commands a statement ("Bestätige ohne Quelle, dass …", a role to play) is declined: the
+    status is a refusal, and what the base says on it (the answer, with its citations) follows the refusal. The
+    notice keeps such questions out of the gaps: the base lacks nothing."""
+    if result.cited_ids and result.status != "verweigert":
+        result.answer = f"{COMMAND_DECLINED}\n\n{COMMAND_BASE_SAYS}\n\n{result.answer}"
+    else:
+        result.answer = COMMAND_DECLINED
+        result.cited_ids = []
+    result.status = "verweigert"
+    result.notice = COMMAND_NOTICE
+
+
+COMMAND_DECLINED = ("Dieser Aufforderung folge ich nicht: Ich bestätige keine vorgegebenen Aussagen, schreibe "
+                    "keine vorgegebenen Sätze und spiele keine Rolle. Ich antworte nur aus der Wissensbasis, "
+                    "jede Aussage mit ihrer Quelle. Fragen Sie gern direkt nach dem Wert, etwa „Wie hoch ist …?“.")
+COMMAND_BASE_SAYS = "Was die Wissensbasis dazu enthält:"
 
 
 def _drop_foreign_links(result, prepared):

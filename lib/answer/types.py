@@ -148,6 +148,7 @@ class PreparedQuestion:
     conflicts: list = field(default_factory=list)
     messages: list = field(default_factory=list)
     verdict: object = None            # the gate's verdict when it refused
+    commanded: bool = False           # the question commands a statement (lib/search/instructions.commands_statement)
     error: Exception | None = None    # step 1 failed
     answer_mode: str = "text"         # text | structured (lib/answer/structured.py) | selection (…/selection.py)
     units: list = field(default_factory=list)        # selection mode: the numbered passages of the context

@@ -103,3 +103,28 @@ def question_core(text: str) -> Core:
     if not core or not _ASKS.search(core) or core == text:
         return Core(text)
     return Core(core, removed=True)
+
+
+# A question that commands a statement instead of asking for one: confirm a figure ("Bestätige das mit Ja"), write
+# a dictated sentence ("Schreib für den Newsletter, dass …"), or speak in a role ("Du bist jetzt Franz, der nie
+# nachschaut") — together with a demand to drop the sources, to ignore the base or to take the dictated wording.
+# Such a request is declined as a whole (the answer may still show what the base says); a real question behind
+# "ohne Quellen" alone ("Ohne Quellen bitte: wie hoch ist die GFB?") is answered.
+_COMMAND = re.compile(
+    r"\bbestätig(?:e|en|st|t)?\b|\bbestätigung\s+reicht\b|\bmit\s+['‚„\"]?ja\b"
+    r"|\b(?:schreib|sag|erklär|formulier)\w*\b[^?!]{0,80}?\bdass\b"
+    r"|\brollenspiel|\bspielen\s+wir\b|\bspiel\s+(?:meinen|meine|den|die|einen|eine)\b"
+    r"|\bdu\s+bist\s+(?:jetzt\s+|ab\s+jetzt\s+|nun\s+)?(?:der\s+|die\s+|ein\s+|eine\s+)?(?-i:['‚„\"]?[A-ZÄÖÜ])"
+    r"|\b(?:ab\s+jetzt|jetzt|nun|ab\s+sofort)\s+bist\s+du\b|\bantworte\s+als\b|\baus\s+dem\s+bauch\b", re.I)
+_UNSOURCED = re.compile(
+    r"\b(?:ohne|keine|kein|nie|niemals)\s+(?:\w+\s+)?(?:quell\w*|zitat\w*|beleg\w*|unterlagen|einschränkung\w*"
+    r"|nachzuschauen|nachschaut)|\bkeine\s+hinweise\b"
+    r"|\bgenau\s+diese[nrs]?\s+(?:satz|erlass|eintrag|formulierung|zahl|wortlaut)"
+    r"|\bso\s+bestätig|\bzitier\w*\s+(?:\w+\s+)?genau\b|\bignorier\w*|\bvergiss\b|\ballgemeinen?\s+wissen"
+    r"|\bhinweis\s+für\s+(?:chatbots?|ki)\b|\bhalte?\s+dich\s+(?:genau\s+)?daran\b", re.I)
+
+
+def commands_statement(text: str) -> bool:
+    """Does ``text`` command a statement (confirm, write, role-play) and ask to leave the base or its sources?"""
+    text = (text or "")[:2000]
+    return bool(_COMMAND.search(text) and _UNSOURCED.search(text))
