@@ -127,6 +127,10 @@ _ASKED_SUBJECT_RE = re.compile(
 _VERB_SUBJECT_RE = re.compile(r"\b(?:ist|sind|gilt|gelten|bleibt|bleiben)\s+(?:(?:der|die|das|den|dem|eine?n?)\s+)?"
                               r"(?P<phrase>[A-ZÄÖÜ][\w-]+(?:\s+[A-ZÄÖÜ][\w-]+)?)")
 _HOW_MUCH_RE = re.compile(r"^[Ww]ie\s*viele?\s+(?P<phrase>[A-ZÄÖÜ][^\W\d_]+-[A-ZÄÖÜ][^\W\d_]+)\b")
+# "Wie viele Tage Pflegefreistellung …", "Wie viel Kinderbetreuungsgeld …": a long noun right after the amount or
+# count asked is what the question is about (a short one, "Wie viel Vorlauf", is a paraphrase more often)
+_HOW_MUCH_NOUN_RE = re.compile(r"^[Ww]ie\s*viele?\s+(?:(?:Tage|Wochen|Monate|Stunden|Jahre|Arbeitstage|Werktage)\s+)?"
+                               r"(?P<phrase>[A-ZÄÖÜ][^\W\d_]{11,})(?=\s|\?|$)")
 _SHOUTED_RE = re.compile(r"\b[A-ZÄÖÜ]{5,}\b|[()\[\]]")
 # longer than any German compound a question names: not checked (the compound search grows with the square of a
 # word's length, so a hostile run of letters must not reach it)
@@ -156,6 +160,11 @@ def unknown_subject(question: str, lexicon, synonym_terms=frozenset()) -> str | 
         # "Wie viel Homeoffice-Pauschale …?": a hyphenated compound only (a colloquial "Wie viel Vorlauf …" is a
         # paraphrase more often than a subject the base lacks)
         return _unknown_head([match.group("phrase")], lexicon, synonym_terms)
+    match = _HOW_MUCH_NOUN_RE.match(asking)
+    if match:
+        unknown = _unknown_head([match.group("phrase")], lexicon, synonym_terms)
+        if unknown:
+            return unknown
     for match in _VERB_SUBJECT_RE.finditer(asking):
         # "Bis zu welchem Betrag sind Essensgutscheine … steuerfrei?": the noun after the verb
         unknown = _unknown_head(match.group("phrase").split(), lexicon, synonym_terms)

@@ -201,6 +201,16 @@ def test_a_kind_of_value_after_a_hyphen_leaves_its_subject_to_check():
     assert unaddressed_subject("Wie viel Vorlauf brauchen wir bei der Kündigung?", ["Kündigungsfrist 6 Wochen"]) is None
 
 
+def test_a_long_noun_after_the_count_asked_is_the_subject():
+    from lib.answer.gate import unaddressed_subject
+    assert unaddressed_subject("Wie viele Tage Pflegefreistellung hat ein Mitarbeiter im Jahr?", _EFZ) \
+        == "Pflegefreistellung"
+    assert unaddressed_subject("Wie viel Kinderbetreuungsgeld pro Tag bekommt sie höchstens?", _EFZ) \
+        == "Kinderbetreuungsgeld"
+    # named by the entries, or a compound of their words: answered
+    assert unaddressed_subject("Wie viele Wochen Entgeltfortzahlung gibt es nach einem Arbeitsunfall?", _EFZ) is None
+
+
 def test_a_client_quoted_in_a_label_is_a_person_not_a_subject():
     from lib.answer.gate import unaddressed_subject
     assert unaddressed_subject("Kunde schreibt: „Mein Verkaufsleiter kriegt ein Firmenauto“ – wie hoch ist der "
