@@ -45,6 +45,36 @@ def fact_line(fact: Fact) -> str:
     return f"{fact.concept}{_basis(fact)} {_when(fact)}: {fact.text} [{fact.entry_id}] (Stand {fact.stand})"
 
 
+def _same_value(fact: Fact) -> tuple:
+    value = fact.value
+    what = (value.amount, value.amount_to, value.unit) if value.amount is not None else (" ".join(fact.text.split()),)
+    return (fact.concept.lower(), _basis(fact), _when(fact), *what)
+
+
+def _merged_lines(facts: list[Fact]) -> list[str]:
+    """One line per value: the same value of the same concept and year in several entries ("Geringfügigkeitsgrenze
+    2025: € 551,10" in lb-sv-01 and lb-gfb-01) is one line that cites them all."""
+    groups: dict = {}
+    for fact in facts:
+        groups.setdefault(_same_value(fact), []).append(fact)
+    lines = []
+    for group in groups.values():
+        if len(group) == 1:
+            lines.append(fact_line(group[0]))
+            continue
+        # an order of its own (the same line whatever order the facts came in); the value as written by an entry
+        # whose cell cites no other ("€ 2 je km ([lb-pen-02])" is the other entry's value, quoted)
+        group = sorted(group, key=lambda f: ("[" in f.text, f.entry_id))
+        first = group[0]
+        by_id = {f.entry_id: f for f in sorted(group, key=lambda f: f.entry_id)}
+        if len({f.stand for f in group}) == 1:
+            cited = " ".join(f"[{i}]" for i in by_id) + f" (Stand {first.stand})"
+        else:
+            cited = " ".join(f"[{i}] (Stand {f.stand})" for i, f in by_id.items())
+        lines.append(f"{first.concept}{_basis(first)} {_when(first)}: {first.text} {cited}")
+    return lines
+
+
 def _side(fact: Fact, subject: bool) -> str:
     when = fact.period.label() if fact.period.explicit else "ohne Jahresangabe"
     about = f"für „{fact.concept}“ " if subject else ""
@@ -95,6 +125,20 @@ def conflicts_among(pairs: list[Pair], outdated: bool = False) -> list[Conflict]
     return out
 
 
+def _warned(pairs: list[Pair]) -> list[Pair]:
+    """The pairs to warn of, each once: an older value replaced by several newer ones ("2024–2025" and "ab 2026"
+    of another entry) is warned of once, with the newest."""
+    chosen: dict = {}
+    for pair in pairs:
+        first = pair.first
+        key = (pair.kind, first.entry_id, first.concept, first.text, first.period.label()) \
+            if pair.kind == "outdated" else warning(pair)
+        held = chosen.get(key)
+        if held is None or (pair.kind == "outdated" and pair.second.period.newest > held.second.period.newest):
+            chosen[key] = pair
+    return list(chosen.values())
+
+
 def compose(match: Match) -> FactAnswer:
     """The answer text of a clear fact match."""
     facts = match.facts
@@ -104,15 +148,8 @@ def compose(match: Match) -> FactAnswer:
         parts.append(missing_year_note(match.missing_year, latest))
     else:
         parts.append(FACT_INTRO)
-    parts.append("\n".join("- " + fact_line(f) for f in facts))
-    seen = set()
-    warnings = []
-    for pair in match.pairs:
-        text = warning(pair)
-        if text not in seen:
-            seen.add(text)
-            warnings.append(text)
-    parts.extend(warnings)
+    parts.append("\n".join("- " + line for line in _merged_lines(facts)))
+    parts.extend(warning(pair) for pair in _warned(match.pairs))
     cited: list[str] = []
     for fact in list(facts) + [f for p in match.pairs for f in (p.first, p.second)]:
         if fact.entry_id not in cited:
