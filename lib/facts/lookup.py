@@ -20,8 +20,8 @@ from .concepts import stems, word_in, words_match
 from .extract import Fact
 from .tiers import holds, is_dimension_word
 # the question's side, parsed (question.py); parse_question, asked_units and Question are part of the lookup's API
-from .question import (_CAP_KEY_WORDS, _CEILING_KEY_WORDS, _RATE_BASES, Question, _bounds, asked_units,  # noqa: F401
-                       parse_question)
+from .question import (_CAP_KEY_WORDS, _CEILING_KEY_WORDS, _RATE_BASES, STAFF_WORDS, Question, _bounds,  # noqa: F401
+                       asked_units, parse_question)
 
 MAX_PERIODS = 4            # without an asked year: the newest periods shown
 
@@ -73,7 +73,7 @@ _SOFT_KEY_WORDS = frozenset({"gemeinsam", "zusamm", "jeweil"})
 # words that describe the case, not the value asked ("Angestellter mit € 8.200 brutto, Abrechnung 2025: …"): they
 # may stay unaccounted by a fact, yet still name a fact's key word where one has it ("Kündigungsfrist Angestellte")
 _CASE_WORDS = frozenset(light_stem(fold_plain(w)) for w in """angestellter angestellte
-brutto netto abrechnung abrechnen verdient verdienen""".split())
+brutto netto abrechnung abrechnen verdient verdienen""".split()) | {light_stem(w) for w in STAFF_WORDS}
 
 
 def _value_words(text: str) -> frozenset:

@@ -43,8 +43,8 @@ darf dürfen durfte auszahlen auszahlt ausgezahlt rechne rechnen rechnet gerechn
 jänner januar jaenner februar feber märz april mai juni juli august september oktober november dezember
 abgeben abgegeben abzugeben einreichen eingereicht einzureichen abführen abgeführt abzuführen entrichten entrichtet
 gezahlt bezahlt ausbezahlt ausgezahlt gemeldet melden erstatten erstattet binnen innerhalb
-pflicht verpflichtend machen durchführen durchzuführen
-kassiert kassieren mutter vater ma mitarbeiter mitarbeiterin kollege kollegin arbeitet arbeiten mein meine meinen meinem meiner unser unsere unseren unserem unserer eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
+pflicht verpflichtend machen durchführen durchzuführen zuhause daheim
+kassiert kassieren mutter vater kollege kollegin arbeitet arbeiten mein meine meinen meinem meiner unser unsere unseren unserem unserer eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
 # what a percentage is taken of ("Wie viel Prozent DB fallen auf die Lohnsumme an?"): said by a question asking for a
 # rate, but seldom in the rate's row
 _RATE_BASES = frozenset(light_stem(fold_plain(w)) for w in """
@@ -53,6 +53,12 @@ bemessungsgrundlage beitragsgrundlage entgelt entgelts bruttoentgelt gehalt geh�
 # question words that name a concept word in other words
 _SAME_AS = {"start": "beginn", "startet": "beginn", "anfang": "beginn", "tochter": "kind", "sohn": "kind",
             "toechter": "kind", "soehne": "kind", "nachts": "nachtarbeit"}
+# the staff member a question speaks of ("beim Mitarbeiter zuhause", "MA fragt …"): the Arbeitnehmer or Dienstnehmer
+# of a row's label when it names one, else a word of the case that needs no counterpart (lookup._CASE_WORDS)
+STAFF_WORDS = frozenset({"ma", "mitarbeiter", "mitarbeiterin", "mitarbeitern", "mitarbeiters", "mitarbeiterinnen"})
+_STAFF_ALTERNATIVES = frozenset({"arbeitnehm", "dienstnehm"})
+# "steuerfrei" of a benefit in kind is what a row calls "sachbezugsfrei", "lohnsteuerfrei", "abgabenfrei"
+_TAX_FREE = frozenset(light_stem(w) for w in ("steuerfrei", "lohnsteuerfrei", "sachbezugsfrei", "abgabenfrei"))
 # what the question asks for, by its wording: the unit kinds of a fact that answer it (used to choose between
 # concepts of one entry that all fit the words, e.g. "Beitragssatz" 1,53 % and "Beitragspflicht" ab dem 2. Monat)
 _AMOUNT_UNITS = frozenset({"€", "%", "Prozentpunkte"})
@@ -205,6 +211,10 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
             alternatives.add(light_stem(folded[:-2]))
         if folded in _SAME_AS:
             alternatives.add(_SAME_AS[folded])
+        if folded in STAFF_WORDS:
+            alternatives |= _STAFF_ALTERNATIVES
+        if stem in _TAX_FREE:
+            alternatives |= _TAX_FREE
         for key in (folded, stem):
             for expansion in table.get(key, ()):
                 alternatives.update(stems(expansion))

@@ -400,3 +400,17 @@ def test_the_sum_row_answers_a_total_and_a_case_pay_still_selects(facts):
     assert shares is None or "18,07" not in shares.text
     # a pay told in the case may select a reduced rate: a flat total is not given for it
     assert answer("Lehrling mit € 1.900 brutto im Monat 2025. Wie hoch ist der DN-Anteil insgesamt?", facts) is None
+
+
+def test_the_staff_member_names_the_arbeitnehmer_of_a_row_and_steuerfrei_a_benefit_free_of_it(facts):
+    # "| Ladeeinrichtung beim Arbeitnehmer | bis € 2.000 kein Sachbezug |"; Wallbox from the synonym table
+    text = answer("Wallbox beim Mitarbeiter zuhause – bis zu welchem Betrag steuerfrei?", facts).text
+    assert "bis € 2.000 kein Sachbezug [lb-sb-02]" in text
+    # a colleague is a staff member as well, and a case word: "MA fragt …" needs no counterpart in the row
+    text = answer("Wallbox bei der Mitarbeiterin daheim: bis zu welchem Betrag sachbezugsfrei?", facts).text
+    assert "bis € 2.000 kein Sachbezug [lb-sb-02]" in text
+
+
+def test_seit_welchem_jahr_asks_for_a_date(facts):
+    text = answer("Seit wann gibt es die Kontrollrechnung beim Jahressechstel?", facts).text
+    assert "Kalenderjahr 2020 [lb-sz-03]" in text
