@@ -143,11 +143,15 @@ _CAP_KEY_WORDS = frozenset(light_stem(fold_plain(w)) for w in ("Höchstbetrag", 
 # wir die SV-Beiträge?": the contributions' ceiling, the Höchstbeitragsgrundlage, asked without its name ("von
 # welchem Betrag" only for a pay the question states: without one it asks how the basis is made up)
 _BASE_ASK = re.compile(r"\b(bis\s+zu|bis|von)\s+welche[mr]?\s+(?:Betrag|Grundlage|Beitragsgrundlage|Höhe|Entgelt|"
-                       r"Gehalt|Bezug)\b", re.I)
-_BASE_VERB = re.compile(r"\b(?:be|ge|ab)?rechne[nt]?\b|\bberechnet\b|\bbemessen\b|\bverbeitragt\b", re.I)
-_SV_CONTRIBUTIONS = re.compile(r"\b(?:SV|Sozialversicherung)[-\s]?(?:Beitr[äa]g\w*)?\b|\bBeitr[äa]ge\b", re.I)
+                       r"Gehalt|Bezug|Summe)\b", re.I)
+_BASE_VERB = re.compile(r"\b(?:be|ge|ab)?rechne[nt]?\b|\bberechnet\b|\bbemessen\b|\bverbeitragt\b"
+                        r"|\bbeitragspflichtig\b", re.I)
+_SV_CONTRIBUTIONS = re.compile(r"\b(?:SV|Sozialversicherung)[-\s]?(?:Beitr[äa]g\w*)?\b|\bBeitr[äa]ge\b"
+                               r"|\bKrankenkasse\b|\bÖGK\b|\bbeitragspflichtig\b", re.I)
 _STATED_PAY = re.compile(r"(?:€\s*\d{1,3}(?:\.\d{3})+|\d{1,3}(?:\.\d{3})+\s*(?:€|Euro))")
 _CEILING_KEY_WORDS = frozenset({light_stem(fold_plain("Höchstbeitragsgrundlage"))})
+_CEILING_ASK_WORDS = frozenset(light_stem(fold_plain(w)) for w in """sv sozialversicherung beiträge beitrag krankenkasse
+ögk beitragspflichtig sozialversicherungsbeiträge svbeiträge""".split())
 _YEARLY = re.compile(r"\bim\s+Jahr\b|\bj[äa]hrlich", re.I)
 # "DN-Anteil insgesamt", "gesamt", "in Summe": the row "Summe" of a table of parts
 _ASKS_TOTAL = re.compile(r"\b(?:insgesamt|gesamt|summe|zusammen|total)\b", re.I)
@@ -229,7 +233,9 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     if _ASKS_TOTAL.search(text):
         implied |= _TOTAL_KEY_WORDS
     if ceiling:
-        implied |= _CEILING_KEY_WORDS
+        implied = (implied - _CAP_KEY_WORDS) | _CEILING_KEY_WORDS     # the ceiling, not any Höchstbetrag
+        # the words of the ask itself ("bei der Krankenkasse beitragspflichtig") are what the ceiling is of
+        words = [w for w in words if not w & _CEILING_ASK_WORDS] or words
     return Question(text, words, find_period(text, "cell"), basis, _bounds(plain), asks,
                     question_points(text), _stated_rate(text), implied, _case_words(text))
 

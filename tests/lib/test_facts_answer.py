@@ -386,6 +386,10 @@ def test_the_contribution_ceiling_asked_without_its_name(facts):
                      "GF-Assistentin hat im März 2025 € 7.200 brutto. Bis zu welchem Betrag rechne ich die SV?"):
         text = answer(question, facts).text
         assert "€ 6.450 [lb-sv-01]" in text and "€ 215" not in text, question
+    # the yearly ceiling of the Sonderzahlungen, asked by the Krankenkasse's word
+    text = answer("Bis zu welcher Summe im Jahr sind Urlaubsgeld und Weihnachtsgeld 2025 bei der Krankenkasse "
+                  "beitragspflichtig?", facts).text
+    assert "€ 12.900" in text and "6.450" not in text
     # without a pay told, "von welchem Betrag" asks how the basis is made up: no ceiling from the facts
     assert answer("Von welchem Betrag werden die SV-Beiträge berechnet?", facts) is None
 
