@@ -20,7 +20,8 @@ GENERIC = frozenset(light_stem(fold_plain(w)) for w in """
 wert werte regel regelung betrag beträge höhe angabe angaben inhalt element hinweis bedeutung beschreibung
 details erläuterung information kennzahl größe daten punkt aspekt thema merkmal eintrag sachverhalt behandlung
 stand zeitraum jahr jahre kalenderjahr variante fall satz sätze beginn ausmaß gesamt insgesamt je pro im ab bis seit über unter
-mind mindestens max maximal plus höchstens ca rund und oder sowie bzw nach vor beim fach fache fachen""".split())
+mind mindestens max maximal plus höchstens ca rund und oder sowie bzw nach vor beim fach fache fachen
+nächste nächsten nächster""".split())
 
 # words that say what kind of quantity a value is, not of what: "Höchstbetrag", "Freibetrag", "Grenze", "Frist"
 KIND_WORDS = frozenset(light_stem(fold_plain(w)) for w in """

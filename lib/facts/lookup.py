@@ -73,7 +73,7 @@ _SOFT_KEY_WORDS = frozenset({"gemeinsam", "zusamm", "jeweil"})
 # words that describe the case, not the value asked ("Angestellter mit € 8.200 brutto, Abrechnung 2025: …"): they
 # may stay unaccounted by a fact, yet still name a fact's key word where one has it ("Kündigungsfrist Angestellte")
 _CASE_WORDS = frozenset(light_stem(fold_plain(w)) for w in """angestellter angestellte
-brutto netto abrechnung abrechnen verdient verdienen""".split()) | {light_stem(w) for w in STAFF_WORDS}
+brutto netto abrechnung abrechnen verdient verdienen teil""".split()) | {light_stem(w) for w in STAFF_WORDS}
 
 
 def _value_words(text: str) -> frozenset:
@@ -118,6 +118,13 @@ def _amounts_unheld(question: Question, fact: Fact) -> bool:
     return not amounts <= held
 
 
+def _bounds_named(label_bounds: frozenset, question: Question) -> bool:
+    """Every bound of the row's label is in the question: the same number, with the same bound word or with none
+    ("zwischen 69.166 und 103.072" names "über € 69.166 bis € 103.072")."""
+    return all((bound, number) in question.bounds or ("", number) in question.bounds
+               for bound, number in label_bounds)
+
+
 def _eligible(question: Question, fact: Fact) -> bool:
     if fact.is_reference or not fact.value.has_value or not fact.key:
         return False
@@ -128,7 +135,7 @@ def _eligible(question: Question, fact: Fact) -> bool:
         return False
     # a variant tells rows of one concept apart ("1 Kind" / "2 Kinder"); the only row of its concept names a
     # condition ("Taggeld pro angefangener Stunde (ab 3 Stunden)") that a question need not repeat
-    if inside is None and fact.variant and not fact.sole_variant and not _bounds(fact.label) <= question.bounds:
+    if inside is None and fact.variant and not fact.sole_variant and not _bounds_named(_bounds(fact.label), question):
         return False
     if _amounts_unheld(question, fact):
         return False

@@ -43,7 +43,7 @@ darf dürfen durfte auszahlen auszahlt ausgezahlt rechne rechnen rechnet gerechn
 jänner januar jaenner februar feber märz april mai juni juli august september oktober november dezember
 abgeben abgegeben abzugeben einreichen eingereicht einzureichen abführen abgeführt abzuführen entrichten entrichtet
 gezahlt bezahlt ausbezahlt ausgezahlt gemeldet melden erstatten erstattet binnen innerhalb
-pflicht verpflichtend machen durchführen durchzuführen zuhause daheim
+pflicht verpflichtend machen durchführen durchzuführen zuhause daheim versteuert versteuern besteuert besteuern
 kassiert kassieren mutter vater kollege kollegin arbeitet arbeiten mein meine meinen meinem meiner unser unsere unseren unserem unserer eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
 # what a percentage is taken of ("Wie viel Prozent DB fallen auf die Lohnsumme an?"): said by a question asking for a
 # rate, but seldom in the rate's row
@@ -116,10 +116,14 @@ class Question:
         return self.period.start if self.period.start is not None else self.period.end
 
 
+_BETWEEN = re.compile(r"\bzwischen\s+(€?\s*\d[\d.,]*\s*(?:€|Euro)?)\s+und\s+", re.I)
+
+
 def _bounds(text: str) -> frozenset:
     """(bound, number) pairs: "über 60 km" → {("ab", "60")}; "20 bis 40 km" → {("", "20"), ("bis", "40")}."""
     out = set()
-    words = re.findall(r"[^\W\d_]+|\d+(?:[.,]\d+)*", text or "")
+    text = _BETWEEN.sub(r"\1 bis ", text or "")       # "zwischen 25.000 und 50.000": a range like "25.000 bis 50.000"
+    words = re.findall(r"[^\W\d_]+|\d+(?:[.,]\d+)*", text)
     for pos, word in enumerate(words):
         if word[0].isdigit() and not re.fullmatch(r"(?:19|20)\d{2}", word):
             before = [fold_plain(w) for w in words[max(0, pos - 2):pos] if not w[0].isdigit()]

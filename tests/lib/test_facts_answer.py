@@ -418,3 +418,13 @@ def test_the_staff_member_names_the_arbeitnehmer_of_a_row_and_steuerfrei_a_benef
 def test_seit_welchem_jahr_asks_for_a_date(facts):
     text = answer("Seit wann gibt es die Kontrollrechnung beim Jahressechstel?", facts).text
     assert "Kalenderjahr 2020 [lb-sz-03]" in text
+
+
+def test_a_range_asked_with_zwischen_names_its_row(facts):
+    # "| die nächsten € 25.000 (bis € 50.000) | 27 % |": "die nächsten" says nothing, "der Teil" is the case's
+    text = answer("Mit welchem festen Steuersatz wird der Teil der sonstigen Bezüge versteuert, der im Kalenderjahr "
+                  "zwischen € 25.000 und € 50.000 liegt?", facts).text
+    assert "27 % [lb-sz-01]" in text and "6 %" not in text
+    # "über € 69.166 bis € 103.072": a bound the question leaves without its word is still that number's
+    text = answer("Welcher Steuersatz gilt zwischen 69.166 und 103.072?", facts).text
+    assert "48 % [lb-lst-01]" in text and "Kommunalsteuer" not in text
