@@ -73,7 +73,7 @@ _SOFT_KEY_WORDS = frozenset({"gemeinsam", "zusamm", "jeweil"})
 # words that describe the case, not the value asked ("Angestellter mit € 8.200 brutto, Abrechnung 2025: …"): they
 # may stay unaccounted by a fact, yet still name a fact's key word where one has it ("Kündigungsfrist Angestellte")
 _CASE_WORDS = frozenset(light_stem(fold_plain(w)) for w in """angestellter angestellte
-brutto netto abrechnung abrechnen verdient verdienen teil""".split()) | {light_stem(w) for w in STAFF_WORDS}
+brutto netto abrechnung abrechnen verdient verdienen teil fällig""".split()) | {light_stem(w) for w in STAFF_WORDS}
 
 
 def _value_words(text: str) -> frozenset:
@@ -116,6 +116,10 @@ def _amounts_unheld(question: Question, fact: Fact) -> bool:
         return False
     held = {number for _bound, number in _bounds(f"{fact.label} {fact.text}")}
     return not amounts <= held
+
+
+# units whose values change from year to year: a value of them without a year is no answer for another year
+_YEARLY_UNITS = frozenset({"€", "%", "Prozentpunkte", "", None})
 
 
 def _bounds_named(label_bounds: frozenset, question: Question) -> bool:
@@ -270,7 +274,11 @@ def find(question: Question, facts: list[Fact], allowed: Iterable[str] | None = 
     pairs = compare(group + others, common=common, **near)
     year = question.year
     if year is not None:
-        chosen = [f for f in group if f.period.covers(year)]
+        # a standing rule (a date, a duration, a count — no amount or rate, and no year in any of the concept's
+        # facts: "Jahreserklärung: bis 31. März des Folgejahres") holds for the asked year as well
+        standing = not any(f.period.explicit for f in group)
+        chosen = [f for f in group if f.period.covers(year)
+                  or (standing and f.value.unit not in _YEARLY_UNITS)]
         if not chosen:
             latest = _newest_first(group, rank)
             newest = latest[0].period.newest

@@ -24,9 +24,15 @@ _NOT_VALUE = re.compile(r"\b(?:warum|wieso|weshalb|erkl[äa]r\w*|unterschied\w*|
 # question asks for a figure in so many words ("Wie viel Taggeld darf ich steuerfrei auszahlen?", "Bis wann muss
 # die Jahreserklärung abgegeben werden?")
 _MODAL = re.compile(r"\b(?:muss|müssen|darf|dürfen|kann|können|soll)\b", re.I)
+# "ab welcher (monatlichen) Lohnsumme", "ab welchem Einkommen": the threshold of a row ("Grenze für …")
+_SUM_WORDS = r"(?:\w*summen?|\w*betrag|\w*einkommen|entgelt\w*|\w*bezug|\w*lohn|gehalt)\b"
+_ASKS_THRESHOLD = re.compile(r"\bab\s+welche[mrn]?\s+(?:\w+en\s+)?" + _SUM_WORDS, re.I)
+_THRESHOLD_KEY_WORDS = frozenset({light_stem(fold_plain("Grenze"))})
+_SEVERAL = re.compile(r"\bmehrere[nrms]?\b", re.I)
+_SUM_OF = re.compile(r"\b(summen?|betrag)\s+(?:ihrer|seiner|aller|der|deren)\s+\w+", re.I)
 _ASKS_FIGURE = re.compile(
     r"\bwie\s*(?:hoch|viel\w*|lange?)\b|\bbis\s+wann\b|\bab\s+wann\b|\bbinnen\s+wie\b|\bbis\s+zu\s+welche[mrns]?\b"
-    r"|\b(?:seit|ab)\s+(?:wann|welchem\s+(?:Kalender)?jahr)\b"
+    r"|\b(?:seit|ab)\s+(?:wann|welchem\s+(?:Kalender)?jahr)\b|\bab\s+welche[mrn]?\s+(?:\w+en\s+)?" + _SUM_WORDS +
     r"|\bwelche[mrns]?\s+(?:\w+\s+)?(?:betrag|h[öo]he|frist|\w*satz|grenze|grenzwert)\b|\bin\s+welcher\s+h[öo]he\b",
     re.I)
 # value asks the search's word list does not hold ("Bis zu welchem Jahreseinkommen …", "Welches Kilometergeld galt
@@ -44,6 +50,7 @@ jänner januar jaenner februar feber märz april mai juni juli august september 
 abgeben abgegeben abzugeben einreichen eingereicht einzureichen abführen abgeführt abzuführen entrichten entrichtet
 gezahlt bezahlt ausbezahlt ausgezahlt gemeldet melden erstatten erstattet binnen innerhalb
 pflicht verpflichtend machen durchführen durchzuführen zuhause daheim versteuert versteuern besteuert besteuern
+ihre ihrer ihren seine seiner seinen
 kassiert kassieren mutter vater kollege kollegin arbeitet arbeiten mein meine meinen meinem meiner unser unsere unseren unserem unserer eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
 # what a percentage is taken of ("Wie viel Prozent DB fallen auf die Lohnsumme an?"): said by a question asking for a
 # rate, but seldom in the rate's row
@@ -192,6 +199,10 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
         text = _HYPHEN_COMPOUND.sub(lambda m: m.group(1) + m.group(2).lower(), text)
     text = digits_for_words(_WHOLE_DAY.sub("", text))     # "im ersten Dienstjahr" → "im 1. Dienstjahr"
     asks = asked_units(text)       # before the sum is dropped: "ab welcher Summe … fällig" asks for an amount
+    threshold = bool(_ASKS_THRESHOLD.search(text))
+    text = _SEVERAL.sub(" ", text)        # "mehrere geringfügig Beschäftigte": not "mehr" (als 60 km)
+    # "ab welcher Summe ihrer Entgelte": what the sum is of belongs to the ask, like the sum itself
+    text = _SUM_OF.sub(" ", text) if threshold else text
     text = _ASKED_SUM.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)], text)
     raw_words = word_tokens(text)
     short = len(raw_words) <= MAX_WORDS_SHORT
@@ -236,6 +247,8 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     implied = _CAP_KEY_WORDS if _ASKS_CAP.search(text) else frozenset()
     if _ASKS_TOTAL.search(text):
         implied |= _TOTAL_KEY_WORDS
+    if threshold:
+        implied |= _THRESHOLD_KEY_WORDS
     if ceiling:
         implied = (implied - _CAP_KEY_WORDS) | _CEILING_KEY_WORDS     # the ceiling, not any Höchstbetrag
         # the words of the ask itself ("bei der Krankenkasse beitragspflichtig") are what the ceiling is of

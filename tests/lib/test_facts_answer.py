@@ -428,3 +428,18 @@ def test_a_range_asked_with_zwischen_names_its_row(facts):
     # "über € 69.166 bis € 103.072": a bound the question leaves without its word is still that number's
     text = answer("Welcher Steuersatz gilt zwischen 69.166 und 103.072?", facts).text
     assert "48 % [lb-lst-01]" in text and "Kommunalsteuer" not in text
+
+
+def test_a_standing_rule_answers_any_year_an_amount_without_a_year_does_not(facts):
+    text = answer("KommSt-Jahreserklärung für 2024 – bis wann muss die bei der Gemeinde sein?", facts).text
+    assert text.startswith("Aus den Kernwerten") and "31. März des Folgejahres [lb-lnk-02]" in text
+    assert "Für 2023 enthält die Wissensbasis" in answer("Kommunalsteuer 2023 – Steuersatz?", facts).text
+
+
+def test_ab_welcher_summe_asks_for_the_threshold_of_a_row(facts):
+    text = answer("Wir haben mehrere geringfügig Beschäftigte. Ab welcher monatlichen Summe ihrer Entgelte müssen wir "
+                  "die Dienstgeberabgabe zahlen?", facts).text
+    assert "€ 826,65 [lb-gfb-01]" in text and "€ 551,10" not in text
+    # "mehrere" is not "mehr (als 60 km)"
+    commuter = answer("Kleinpendlerpauschale bei mehr als 60 km Arbeitsweg – welcher Monatsbetrag?", facts)
+    assert commuter is None or "Pendlereuro" not in commuter.text
