@@ -28,6 +28,10 @@ _CARDINAL_RE = re.compile(r"\b(" + "|".join(sorted(CARDINALS, key=len, reverse=T
                           + r")\b", re.I)
 _ORDINAL_RE = re.compile(r"\b(" + "|".join(sorted(_ORDINAL_STEMS, key=len, reverse=True)) + r")(?:e|en|er|em|es)\s+("
                          + _ORDINAL_UNITS + r")(?:e|en|es|s)?\b", re.I)
+_CARDINAL_WORDS = "|".join(sorted(CARDINALS, key=len, reverse=True))
+# "bei acht bis zehn Tagen": one range, "8 bis 10 Tagen" (not "zehn Tagen (10 Tagen)" after an "acht bis")
+_RANGE_RE = re.compile(r"\b(" + _CARDINAL_WORDS + r")\s+(bis|oder|und)\s+(" + _CARDINAL_WORDS + r")\s+(" + _TIME_UNITS
+                       + r")\b", re.I)
 _FRACTION_RE = re.compile(r"\b(ein|einem|einen|eines|einer|zwei|drei|vier|fünf)\s+(" + "|".join(_FRACTIONS) + r")\b",
                           re.I)
 
@@ -43,7 +47,13 @@ def digits_for_words(text: str, beside: bool = False) -> str:
         return f"{m.group(0)} ({digits})" if beside else digits
 
     def cardinal(m):
+        if m.string.startswith(" (", m.end()):
+            return m.group(0)        # the end of a range already given in digits
         return put(m, f"{CARDINALS[m.group(1).lower()]} {m.group(2)}")
+
+    def span(m):
+        low, high = CARDINALS[m.group(1).lower()], CARDINALS[m.group(3).lower()]
+        return put(m, f"{low} {m.group(2)} {high} {m.group(4)}")
 
     def ordinal(m):
         whole = m.group(0)
@@ -54,6 +64,7 @@ def digits_for_words(text: str, beside: bool = False) -> str:
         count = CARDINALS.get(m.group(1).lower(), 1)
         return put(m, f"{count}/{_FRACTIONS[m.group(2).lower()]}")
 
+    text = _RANGE_RE.sub(span, text)
     text = _FRACTION_RE.sub(fraction, text)
     text = _ORDINAL_RE.sub(ordinal, text)
     return _CARDINAL_RE.sub(cardinal, text)

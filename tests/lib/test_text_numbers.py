@@ -15,6 +15,7 @@ from lib.text.numbers import digits_for_words
     ("Im ersten Dienstjahr zwölf Arbeitstage", "Im 1. Dienstjahr 12 Arbeitstage"),
     ("wöchentlich ein Fünftel der Arbeitszeit", "wöchentlich 1/5 der Arbeitszeit"),
     ("nach einem Jahr", "nach 1 Jahr"),
+    ("bei vier bis sieben Tagen", "bei 4 bis 7 Tagen"),
 ])
 def test_figures_before_a_unit_become_digits(text, expected):
     assert digits_for_words(text) == expected
@@ -40,6 +41,7 @@ def test_linear_on_hostile_input():
     ("nach Ablauf von zwei Jahren ab dem Ende", "nach Ablauf von zwei Jahren (2 Jahren) ab dem Ende"),
     ("ab dem sechsten Dienstjahr drei Monate", "ab dem sechsten Dienstjahr (6. Dienstjahr) drei Monate (3 Monate)"),
     ("gebühren zwei Drittel", "gebühren zwei Drittel (2/3)"),
+    ("bei acht bis zehn Tagen", "bei acht bis zehn Tagen (8 bis 10 Tagen)"),
     ("in den ersten beiden Dienstjahren", "in den ersten beiden Dienstjahren"),
 ])
 def test_beside_keeps_the_words_and_adds_the_digits(text, expected):
