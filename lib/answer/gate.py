@@ -127,10 +127,15 @@ _ASKED_SUBJECT_RE = re.compile(
 _VERB_SUBJECT_RE = re.compile(r"\b(?:ist|sind|gilt|gelten|bleibt|bleiben)\s+(?:(?:der|die|das|den|dem|eine?n?)\s+)?"
                               r"(?P<phrase>[A-ZÄÖÜ][\w-]+(?:\s+[A-ZÄÖÜ][\w-]+)?)")
 _HOW_MUCH_RE = re.compile(r"^[Ww]ie\s*viele?\s+(?P<phrase>[A-ZÄÖÜ][^\W\d_]+-[A-ZÄÖÜ][^\W\d_]+)\b")
-# "Wie viele Tage Pflegefreistellung …", "Wie viel Kinderbetreuungsgeld …": a long noun right after the amount or
-# count asked is what the question is about (a short one, "Wie viel Vorlauf", is a paraphrase more often)
-_HOW_MUCH_NOUN_RE = re.compile(r"^[Ww]ie\s*viele?\s+(?:(?:Tage|Wochen|Monate|Stunden|Jahre|Arbeitstage|Werktage)\s+)?"
-                               r"(?P<phrase>[A-ZÄÖÜ][^\W\d_]{11,})(?=\s|\?|$)")
+# "Wie viele Tage Pflegefreistellung …", "Wie viel Kinderbetreuungsgeld …", "Wie viel darf ein Essensgutschein …":
+# a long noun right after the amount or count asked is what the question is about (a short one, "Wie viel
+# Vorlauf", or one after "vom" ("Wie viel vom Aufschlag"), is a paraphrase more often)
+_HOW_MUCH_NOUN_RE = re.compile(
+    r"^[Ww]ie\s*viele?\s+"
+    r"(?:(?:darf|dürfen|kann|können|muss|müssen|ist|sind|bekommt|bekommen|zahlt|zahlen|gibt\s+es)\s+"
+    r"(?:(?:ein|eine|einen|der|die|das|den|dem)\s+)?)?"
+    r"(?:(?:Tage|Wochen|Monate|Stunden|Jahre|Arbeitstage|Werktage)\s+)?"
+    r"(?P<phrase>[A-ZÄÖÜ][^\W\d_]{11,})(?=\s|\?|$)")
 _SHOUTED_RE = re.compile(r"\b[A-ZÄÖÜ]{5,}\b|[()\[\]]")
 # longer than any German compound a question names: not checked (the compound search grows with the square of a
 # word's length, so a hostile run of letters must not reach it)

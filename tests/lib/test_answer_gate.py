@@ -207,8 +207,11 @@ def test_a_long_noun_after_the_count_asked_is_the_subject():
         == "Pflegefreistellung"
     assert unaddressed_subject("Wie viel Kinderbetreuungsgeld pro Tag bekommt sie höchstens?", _EFZ) \
         == "Kinderbetreuungsgeld"
-    # named by the entries, or a compound of their words: answered
+    assert unaddressed_subject("Wie viel darf ein Essensgutschein pro Arbeitstag wert sein?", _EFZ) \
+        == "Essensgutschein"
+    # named by the entries, or a compound of their words: answered; "vom …" is colloquial, not checked
     assert unaddressed_subject("Wie viele Wochen Entgeltfortzahlung gibt es nach einem Arbeitsunfall?", _EFZ) is None
+    assert unaddressed_subject("Wie viel vom Gehaltsverlust ersetzt das AMS?", _EFZ) is None
 
 
 def test_a_client_quoted_in_a_label_is_a_person_not_a_subject():
