@@ -50,7 +50,7 @@ jänner januar jaenner februar feber märz april mai juni juli august september 
 abgeben abgegeben abzugeben einreichen eingereicht einzureichen abführen abgeführt abzuführen entrichten entrichtet
 gezahlt bezahlt ausbezahlt ausgezahlt gemeldet melden erstatten erstattet binnen innerhalb
 pflicht verpflichtend machen durchführen durchzuführen zuhause daheim versteuert versteuern besteuert besteuern
-ihre ihrer ihren seine seiner seinen
+ihre ihrer ihren seine seiner seinen samt gearbeitet
 kassiert kassieren mutter vater kollege kollegin arbeitet arbeiten mein meine meinen meinem meiner unser unsere unseren unserem unserer eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
 # what a percentage is taken of ("Wie viel Prozent DB fallen auf die Lohnsumme an?"): said by a question asking for a
 # rate, but seldom in the rate's row
@@ -59,7 +59,13 @@ lohnsumme lohnsummen bruttolohnsumme arbeitslöhne arbeitslohn bruttolohn brutto
 bemessungsgrundlage beitragsgrundlage entgelt entgelts bruttoentgelt gehalt gehälter lohn löhne bruttogehalt""".split())
 # question words that name a concept word in other words
 _SAME_AS = {"start": "beginn", "startet": "beginn", "anfang": "beginn", "tochter": "kind", "sohn": "kind",
-            "toechter": "kind", "soehne": "kind", "nachts": "nachtarbeit"}
+            "toechter": "kind", "soehne": "kind", "nachts": "nachtarbeit", "nacht": "nachtarbeit",
+            "nachtdienst": "nachtarbeit", "nachtdienste": "nachtarbeit", "nachtschicht": "nachtarbeit",
+            "nachtschichten": "nachtarbeit"}
+# "mehr als die Hälfte seiner Arbeitszeit in der Nacht", "fast nur Nachtdienste": what a row calls "überwiegend"
+_MOSTLY = re.compile(r"\bmehr\s+als\s+die\s+h[äa]lfte(?:\s+(?:der|seiner|ihrer)\s+\w*arbeitszeit)?\b|\bgr(?:ö|oe)(?:ß|ss)tenteils\b|\bgro(?:ß|ss)teils\b"
+                     r"|\bhaupts[äa]chlich\b|\bfast\s+(?:nur|ausschlie(?:ß|ss)lich|immer)\b"
+                     r"|\bzum\s+gr(?:ö|oe)(?:ß|ss)ten\s+teil\b|\bmeistens\b", re.I)
 # the staff member a question speaks of ("beim Mitarbeiter zuhause", "MA fragt …"): the Arbeitnehmer or Dienstnehmer
 # of a row's label when it names one, else a word of the case that needs no counterpart (lookup._CASE_WORDS)
 STAFF_WORDS = frozenset({"ma", "mitarbeiter", "mitarbeiterin", "mitarbeitern", "mitarbeiters", "mitarbeiterinnen"})
@@ -200,7 +206,7 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     text = digits_for_words(_WHOLE_DAY.sub("", text))     # "im ersten Dienstjahr" → "im 1. Dienstjahr"
     asks = asked_units(text)       # before the sum is dropped: "ab welcher Summe … fällig" asks for an amount
     threshold = bool(_ASKS_THRESHOLD.search(text))
-    text = _SEVERAL.sub(" ", text)        # "mehrere geringfügig Beschäftigte": not "mehr" (als 60 km)
+    text = _MOSTLY.sub("überwiegend", _SEVERAL.sub(" ", text))        # "mehrere geringfügig Beschäftigte": not "mehr" (als 60 km)
     # "ab welcher Summe ihrer Entgelte": what the sum is of belongs to the ask, like the sum itself
     text = _SUM_OF.sub(" ", text) if threshold else text
     text = _ASKED_SUM.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)], text)

@@ -443,3 +443,9 @@ def test_ab_welcher_summe_asks_for_the_threshold_of_a_row(facts):
     # "mehrere" is not "mehr (als 60 km)"
     commuter = answer("Kleinpendlerpauschale bei mehr als 60 km Arbeitsweg – welcher Monatsbetrag?", facts)
     assert commuter is None or "Pendlereuro" not in commuter.text
+
+
+def test_mehr_als_die_haelfte_in_der_nacht_is_ueberwiegend_nachtarbeit(facts):
+    text = answer("Bis zu welchem Betrag sind SFN-Zuschläge samt SEG-Zulagen im Monat lohnsteuerfrei, wenn mehr als "
+                  "die Hälfte der Arbeitszeit in der Nacht liegt?", facts).text
+    assert "€ 540 monatlich [lb-ust-03]" in text and "€ 360" not in text
