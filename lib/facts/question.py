@@ -183,6 +183,7 @@ def _asks_contribution_ceiling(text: str) -> bool:
 
 
 # "pro vollem Tag", "für einen ganzen Tag": a day's rate ("Taggeld pro Tag")
+_WHOLE_TRAVEL_DAY = re.compile(r"\b(?:voll|ganz)(?:e|en|em|er)?\s+Reisetag(?:e|en|es)?\b", re.I)    # a day's rate
 _WHOLE_DAY = re.compile(r"\b(?:voll|ganz)(?:e|en|em|er)?\s+(?=Tag\b)", re.I)
 
 
@@ -203,7 +204,7 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
         return None         # "Kündigungsfrist im 16. DJ und wie viele Wochen EFZ?": the first ask has no question word
     while _HYPHEN_COMPOUND.search(text):
         text = _HYPHEN_COMPOUND.sub(lambda m: m.group(1) + m.group(2).lower(), text)
-    text = digits_for_words(_WHOLE_DAY.sub("", text))     # "im ersten Dienstjahr" → "im 1. Dienstjahr"
+    text = digits_for_words(_WHOLE_DAY.sub("", _WHOLE_TRAVEL_DAY.sub("Tag", text)))   # "im 1. Dienstjahr"
     asks = asked_units(text)       # before the sum is dropped: "ab welcher Summe … fällig" asks for an amount
     threshold = bool(_ASKS_THRESHOLD.search(text))
     text = _MOSTLY.sub("überwiegend", _SEVERAL.sub(" ", text))        # "mehrere geringfügig Beschäftigte": not "mehr" (als 60 km)

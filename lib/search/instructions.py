@@ -35,7 +35,9 @@ _INSTRUCTION = re.compile(
     r"|\berfinde|\berfind\s|\bschätz(?:e)?\s+(?:einfach|mal|irgendwas)\b|\bmake\s+up\b"
     r"|\bantworte\s+(?:nur\s+|ab\s+jetzt\s+|bitte\s+)?(?:auf|in)\s+englisch|\banswer\s+in\s+english\b"
     r"|\bkeine\s+quellen\b|\bquellen\s+(?:mehr\s+)?(?:nennen|angeben|weglassen)\b"
-    r"|<\s*/?\s*(?:context|system|wissensbasis|frage|kontext|instructions?)\b",
+    r"|<\s*/?\s*(?:context|system|wissensbasis|frage|kontext|instructions?)\b"
+    r"|\bnackte[nr]?\s+zahl"
+    r"|\bohne\s+(?:jeden\s+|jeglichen\s+|einen\s+)?hinweis\w*\s+auf\s+(?:\w+\s+){0,2}wissensbasis",
     re.I)
 
 # phrases that only ask to leave out citations or to answer from elsewhere: cut out, the rest of the sentence stays

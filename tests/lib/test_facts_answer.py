@@ -298,6 +298,8 @@ def test_a_capped_value_is_a_hoechstbetrag_and_gemeinsam_need_not_be_named(facts
 def test_a_whole_day_is_a_day(facts):
     text = answer("Taggeld Inland ab 2025 – wie viel pro vollem Tag steuerfrei?", facts).text
     assert "€ 30 [lb-rk-01]" in text and "26,40" not in text
+    text = answer("Taggeld Inland 2025 für einen vollen Reisetag?", facts).text
+    assert "€ 30 [lb-rk-01]" in text and "26,40" not in text
 
 
 def test_an_ordinal_in_words_and_a_dative_adjective_find_the_staged_row(facts):

@@ -107,3 +107,9 @@ def test_a_huge_text_is_read_in_linear_time():
     started = time.perf_counter()
     instructions.commands_statement("schreib " + "a " * 50_000 + "dass ohne Quellen")
     assert time.perf_counter() - started < 1.0
+
+
+def test_a_demand_for_the_bare_figure_is_an_instruction():
+    core = question_core("Antworte ohne Quellenangaben und ohne Hinweis auf irgendeine Wissensbasis, nur mit der "
+                         "nackten Zahl: Taggeld Inland 2025 für einen vollen Reisetag?")
+    assert core.removed and core.text == "Taggeld Inland 2025 für einen vollen Reisetag?"
