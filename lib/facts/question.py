@@ -50,7 +50,8 @@ jänner januar jaenner februar feber märz april mai juni juli august september 
 abgeben abgegeben abzugeben einreichen eingereicht einzureichen abführen abgeführt abzuführen entrichten entrichtet
 gezahlt bezahlt ausbezahlt ausgezahlt gemeldet melden erstatten erstattet binnen innerhalb
 pflicht verpflichtend machen durchführen durchzuführen zuhause daheim versteuert versteuern besteuert besteuern
-ihre ihrer ihren seine seiner seinen samt gearbeitet
+ihre ihrer ihren seine seiner seinen samt gearbeitet möchte möchten will wollen
+klient klientin kunde kundin mandant mandantin chef chefin
 kassiert kassieren mutter vater kollege kollegin arbeitet arbeiten mein meine meinen meinem meiner unser unsere unseren unserem unserer eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
 # what a percentage is taken of ("Wie viel Prozent DB fallen auf die Lohnsumme an?"): said by a question asking for a
 # rate, but seldom in the rate's row
