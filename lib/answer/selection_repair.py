@@ -408,7 +408,6 @@ def asked_scope_missing(question: str, chosen: list[Unit]) -> tuple[str, str] | 
     names, ("rate", "%") when it asks for a percentage in so many words and no chosen passage holds one; else None."""
     if not chosen:
         return None
-    text = " ".join(f"{u.text} {u.about}" for u in chosen)
     for name, pattern in _LAND_RE.items():
         where = question or ""
         if name == "den Kollektivvertrag" and not _NAMED_KV_RE.search(where):
@@ -423,7 +422,9 @@ def asked_scope_missing(question: str, chosen: list[Unit]) -> tuple[str, str] | 
                 return "group", name
     for match in _PER_UNIT_RE.finditer(question or ""):
         unit = _UNIT_NAMES[match.group(1).lower()]
-        if not _UNIT_RE[unit].search(text):
+        # a passage that names the unit with a figure ("€ 0,50 pro km"); "kommt ein Heizkostenzuschlag pro
+        # Quadratmeter hinzu" names the unit without its value
+        if not any(_UNIT_RE[unit].search(f"{u.text} {u.about}") and value_spans(u.text) for u in chosen):
             return "unit", unit
     if _ASKS_RATE_RE.search(question or "") and not any(_RATE_RE.search(u.text) for u in chosen):
         return "rate", "%"

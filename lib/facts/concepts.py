@@ -64,6 +64,12 @@ def basis_of(*texts: str) -> str:
     return ""
 
 
+def bases_of(text: str) -> frozenset:
+    """Every basis a text names ("HBGL monatlich und täglich?" → {"monatlich", "täglich"})."""
+    cleaned = _SECOND_AMOUNT_RE.sub(" ", text or "")
+    return frozenset(filter(None, (basis_of(m.group(0)) for m in _BASIS_RE.finditer(cleaned))))
+
+
 _PER_UNIT_RE = re.compile(r"(?:\bpro\b|\bje\b|/)\s*(?:km|kilometer|m²|m2|stunde)\b", re.I)
 
 

@@ -134,6 +134,8 @@ def _eligible(question: Question, fact: Fact) -> bool:
         return False
     if question.basis and fact.basis and question.basis != fact.basis:
         return False
+    if question.bases and fact.basis not in question.bases:
+        return False
     inside = holds(fact.tier, question.points) if fact.tier is not None else None
     if inside is False:
         return False
@@ -263,7 +265,8 @@ def find(question: Question, facts: list[Fact], allowed: Iterable[str] | None = 
         if sum(1 for g in groups if named[id(g)] == most) == 1:
             groups = [g for g in groups if named[id(g)] == most]
     if len(groups) > 1:
-        keys = {(g[0].key, g[0].basis, g[0].variant) for g in groups}
+        # the bases a question names all at once ("monatlich und täglich") are one answer of several lines
+        keys = {(g[0].key, "" if question.bases else g[0].basis, g[0].variant) for g in groups}
         if len(keys) > 1:
             return None
     group = [f for g in groups for f in g]

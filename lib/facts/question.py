@@ -12,7 +12,7 @@ from decimal import Decimal
 from ..search.fulltext import is_value_question
 from ..text.numbers import CARDINALS, digits_for_words
 from ..text.german import ANSWER_STOPWORDS, QUESTION_STOPWORDS, fold_plain, light_stem, word_tokens
-from .concepts import GENERIC, basis_of, stems, strip_basis
+from .concepts import GENERIC, bases_of, basis_of, stems, strip_basis
 from .tiers import question_points
 from .periods import Period, find_period
 
@@ -122,6 +122,7 @@ class Question:
     stated: Decimal | None = None   # a rate the question names to ask for its threshold ("ab welchem Einkommen 48 %?")
     implied: frozenset = frozenset()   # concept words its wording names without saying them ("bis zu welchem Betrag")
     case: frozenset = frozenset()      # words of a case told before the ask ("Sie hat € 7.200 brutto. Bis zu …")
+    bases: frozenset = frozenset()     # several bases asked at once ("monatlich und täglich"), else empty
 
     @property
     def year(self) -> int | None:
@@ -169,14 +170,22 @@ _SV_CONTRIBUTIONS = re.compile(r"\b(?:SV|Sozialversicherung)[-\s]?(?:Beitr[äa]g
 _STATED_PAY = re.compile(r"(?:€\s*\d{1,3}(?:\.\d{3})+|\d{1,3}(?:\.\d{3})+\s*(?:€|Euro))")
 _CEILING_KEY_WORDS = frozenset({light_stem(fold_plain("Höchstbeitragsgrundlage"))})
 _CEILING_ASK_WORDS = frozenset(light_stem(fold_plain(w)) for w in """sv sozialversicherung beiträge beitrag krankenkasse
-ögk beitragspflichtig sozialversicherungsbeiträge svbeiträge""".split())
+ögk beitragspflichtig sozialversicherungsbeiträge svbeiträge deckel""".split())
 _YEARLY = re.compile(r"\bim\s+Jahr\b|\bj[äa]hrlich", re.I)
 # "DN-Anteil insgesamt", "gesamt", "in Summe": the row "Summe" of a table of parts
 _ASKS_TOTAL = re.compile(r"\b(?:insgesamt|gesamt|summe|zusammen|total)\b", re.I)
 _TOTAL_KEY_WORDS = frozenset({light_stem(fold_plain("Summe"))})
 
 
+# "Ab welchem Jahresbetrag sind keine SV-Beiträge mehr fällig?", "… zahlt man keine höheren SV-Beiträge mehr?"
+_NO_MORE_ASK = re.compile(r"\bab\s+welche[mr]?\s+(?:\w+en\s+)?(?P<sum>\w*(?:betrag|summe|entgelt|einkommen|gehalt|bezug))\b"
+                          r"[^?]{0,80}?\bkeine\s+(?:h(?:ö|oe)heren\s+)?(?:SV[-\s]?)?\w*beitr[äa]ge?\w*"
+                          r"(?:\s+mehr)?(?:\s+(?:fällig|anfallen|an|zu\s+zahlen))?", re.I)
+
+
 def _asks_contribution_ceiling(text: str) -> bool:
+    if _NO_MORE_ASK.search(text):
+        return True
     asked = _BASE_ASK.search(text)
     if not asked or not _BASE_VERB.search(text) or not _SV_CONTRIBUTIONS.search(text):
         return False
@@ -206,6 +215,8 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     while _HYPHEN_COMPOUND.search(text):
         text = _HYPHEN_COMPOUND.sub(lambda m: m.group(1) + m.group(2).lower(), text)
     text = digits_for_words(_WHOLE_DAY.sub("", _WHOLE_TRAVEL_DAY.sub("Tag", text)))   # "im 1. Dienstjahr"
+    # the ceiling, said the usual way (the sum named stays: "Jahresbetrag" says the basis)
+    text = _NO_MORE_ASK.sub(lambda m: f" bis zu welchem {m.group('sum')} SV-Beiträge ", text)
     asks = asked_units(text)       # before the sum is dropped: "ab welcher Summe … fällig" asks for an amount
     threshold = bool(_ASKS_THRESHOLD.search(text))
     text = _MOSTLY.sub("überwiegend", _SEVERAL.sub(" ", text))        # "mehrere geringfügig Beschäftigte": not "mehr" (als 60 km)
@@ -247,9 +258,13 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
                 alternatives.update(stems(expansion))
         words.append(frozenset(alternatives))
     basis = basis_of(text)
+    bases = bases_of(text)
+    if len(bases) > 1:
+        basis = ""                  # "HBGL monatlich und täglich?": each of them, not the first
     if ceiling and not basis and _STATED_PAY.search(text) and not _YEARLY.search(text):
         basis = "monatlich"         # a pay told without its period is a month's ("hat im März € 7.200 brutto")
-    words = [w for w in words if not (basis and w & {"monatlich", "taeglich", "jaehrlich", "woechentlich"})]
+    words = [w for w in words if not ((basis or len(bases) > 1) and w & {"monatlich", "taeglich", "jaehrlich",
+                                                                          "woechentlich"})]
     if not words:
         return None
     implied = _CAP_KEY_WORDS if _ASKS_CAP.search(text) else frozenset()
@@ -262,7 +277,8 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
         # the words of the ask itself ("bei der Krankenkasse beitragspflichtig") are what the ceiling is of
         words = [w for w in words if not w & _CEILING_ASK_WORDS] or words
     return Question(text, words, find_period(text, "cell"), basis, _bounds(plain), asks,
-                    question_points(text), _stated_rate(text), implied, _case_words(text))
+                    question_points(text), _stated_rate(text), implied, _case_words(text),
+                    bases if len(bases) > 1 else frozenset())
 
 
 # the sentences before the asking one ("Eine Bereichsleiterin verdient 2025 € 8.000 brutto im Monat. Von welchem

@@ -117,13 +117,15 @@ _COMMAND = re.compile(
     r"|\b(?:schreib|sag|erklär|formulier)\w*\b[^?!]{0,80}?\bdass\b"
     r"|\brollenspiel|\bspielen\s+wir\b|\bspiel\s+(?:meinen|meine|den|die|einen|eine)\b"
     r"|\bdu\s+bist\s+(?:jetzt\s+|ab\s+jetzt\s+|nun\s+)?(?:der\s+|die\s+|ein\s+|eine\s+)?(?-i:['‚„\"]?[A-ZÄÖÜ])"
-    r"|\b(?:ab\s+jetzt|jetzt|nun|ab\s+sofort)\s+bist\s+du\b|\bantworte\s+als\b|\baus\s+dem\s+bauch\b", re.I)
+    r"|\b(?:ab\s+jetzt|jetzt|nun|ab\s+sofort)\s+bist\s+du\b|\bantworte\s+als\b|\baus\s+dem\s+bauch\b"
+    r"|\bschätz\w*\s+(?:\w+\s+){0,3}(?:einen?|irgendeinen?)\s+(?:\w+\s+)?(?:wert|zahl|betrag)\b|\berfinde?\b", re.I)
 _UNSOURCED = re.compile(
     r"\b(?:ohne|keine|kein|nie|niemals)\s+(?:\w+\s+)?(?:quell\w*|zitat\w*|beleg\w*|unterlagen|einschränkung\w*"
     r"|nachzuschauen|nachschaut)|\bkeine\s+hinweise\b"
     r"|\bgenau\s+diese[nrs]?\s+(?:satz|erlass|eintrag|formulierung|zahl|wortlaut)"
     r"|\bso\s+bestätig|\bzitier\w*\s+(?:\w+\s+)?genau\b|\bignorier\w*|\bvergiss\b|\ballgemeinen?\s+wissen"
-    r"|\bhinweis\s+für\s+(?:chatbots?|ki)\b|\bhalte?\s+dich\s+(?:genau\s+)?daran\b", re.I)
+    r"|\bhinweis\s+für\s+(?:chatbots?|ki)\b|\bhalte?\s+dich\s+(?:genau\s+)?daran\b"
+    r"|\blass\w*\s+(?:\w+\s+){0,3}(?:quell\w*|zitat\w*|beleg\w*|hinweis\w*|verweis\w*)\s+(?:\w+\s+)?weg\b", re.I)
 
 
 def commands_statement(text: str) -> bool:

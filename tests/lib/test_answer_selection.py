@@ -441,6 +441,12 @@ def test_scopes_need_a_figure_and_the_unit_passage_of_a_multi_question_is_added(
                                    "steuerfrei?", [daily]) is None
     mileage = unit("S4", "lb-rk-02", "Seit 1. Jänner 2025 beträgt es € 0,50 pro Kilometer für Pkw.", "Kilometergeld")
     vague = unit("S5", "lb-sb-02", "Der Ersatz bleibt bis zu einem festgelegten Strompreis pro kWh steuerfrei.", "E-Auto")
+    # the unit named without its figure answers no value per unit
+    heating = unit("S6", "lb-sb-03", "Trägt der Arbeitgeber die Heizkosten, kommt ein Heizkostenzuschlag pro "
+                   "Quadratmeter hinzu.", "Dienstwohnung")
+    assert rep.asked_scope_missing("Wie hoch ist der Heizkostenzuschlag pro m² beim Sachbezug?", [heating]) == \
+        ("unit", "m²")
+    assert rep.asked_scope_missing("Kilometergeld 2025 pro km?", [mileage]) is None
     question = "Dienstreise 2025 mit dem Privat-Pkw: Taggeld pro Tag und amtl. Kilometergeld je km?"
     assert rep.complete_unit(question, [daily], [daily, mileage, vague]) is mileage
     assert rep.complete_unit(question, [daily, mileage], [daily, mileage]) is None

@@ -451,3 +451,14 @@ def test_mehr_als_die_haelfte_in_der_nacht_is_ueberwiegend_nachtarbeit(facts):
     text = answer("Bis zu welchem Betrag sind SFN-Zuschläge samt SEG-Zulagen im Monat lohnsteuerfrei, wenn mehr als "
                   "die Hälfte der Arbeitszeit in der Nacht liegt?", facts).text
     assert "€ 540 monatlich [lb-ust-03]" in text and "€ 360" not in text
+
+
+def test_two_bases_asked_at_once_are_both_answered(facts):
+    text = answer("HBGL 2025 monatlich und täglich?", facts).text
+    assert "€ 6.450 [lb-sv-01]" in text and "€ 215 [lb-sv-01]" in text and "12.900" not in text
+
+
+def test_no_more_contributions_from_which_sum_asks_for_the_ceiling(facts):
+    text = answer("Urlaubsgeld und Weihnachtsgeld 2025 – ab welchem Jahresbetrag sind darauf keine "
+                  "Sozialversicherungsbeiträge mehr fällig?", facts).text
+    assert "€ 12.900" in text and "6.450" not in text
