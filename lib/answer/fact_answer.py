@@ -8,7 +8,9 @@ latest values. Every cited id is an entry the facts came from, and the facts com
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from decimal import Decimal
 
 from ..facts.compare import Pair
 from ..facts.extract import Fact
@@ -72,6 +74,37 @@ def _merged_lines(facts: list[Fact]) -> list[str]:
         else:
             cited = " ".join(f"[{i}] (Stand {f.stand})" for i, f in by_id.items())
         lines.append(f"{first.concept}{_basis(first)} {_when(first)}: {first.text} {cited}")
+    return lines
+
+
+_PER_KM = re.compile(r"\b(?:pro|je)\s+(?:km|Kilometer)\b", re.I)
+
+
+def _euro(amount: Decimal) -> str:
+    """"€ 90", "€ 1.234,50": German digits, cents only when there are any."""
+    text = f"{amount.quantize(Decimal('0.01')):,.2f}".replace(",", " ").replace(".", ",").replace(" ", ".")
+    return "€ " + (text[:-3] if text.endswith(",00") else text)
+
+
+def _per_km_lines(match: Match) -> list[str]:
+    """A rate per km times the distance the question states ("Pendlereuro bei 45 km": 45 × € 2 = € 90), worked
+    out from the fact above it and citing it; one line per rate, only for one stated distance."""
+    distances = match.question.points.get("km") or ()
+    if len(distances) != 1 or match.missing_year is not None:
+        return []
+    km = distances[0]
+    lines, seen = [], set()
+    for fact in match.facts:
+        value = fact.value
+        if value.unit != "€" or value.amount is None or value.amount_to is not None \
+                or not _PER_KM.search(f"{fact.text} {fact.label} {fact.column_header} {fact.concept}"):
+            continue
+        if (value.amount, _when(fact)) in seen:
+            continue
+        seen.add((value.amount, _when(fact)))
+        km_text = f"{km:f}".rstrip("0").rstrip(".").replace(".", ",")
+        lines.append(f"gerechnet für {km_text} km ({_when(fact)}): {km_text} × {_euro(value.amount)} = "
+                     f"{_euro(value.amount * km)} [{fact.entry_id}] (Stand {fact.stand})")
     return lines
 
 
@@ -148,7 +181,7 @@ def compose(match: Match) -> FactAnswer:
         parts.append(missing_year_note(match.missing_year, latest))
     else:
         parts.append(FACT_INTRO)
-    parts.append("\n".join("- " + line for line in _merged_lines(facts)))
+    parts.append("\n".join("- " + line for line in _merged_lines(facts) + _per_km_lines(match)))
     parts.extend(warning(pair) for pair in _warned(match.pairs))
     cited: list[str] = []
     for fact in list(facts) + [f for p in match.pairs for f in (p.first, p.second)]:

@@ -462,3 +462,10 @@ def test_no_more_contributions_from_which_sum_asks_for_the_ceiling(facts):
     text = answer("Urlaubsgeld und Weihnachtsgeld 2025 – ab welchem Jahresbetrag sind darauf keine "
                   "Sozialversicherungsbeiträge mehr fällig?", facts).text
     assert "€ 12.900" in text and "6.450" not in text
+
+
+def test_a_rate_per_km_is_worked_out_for_the_stated_distance(facts):
+    text = answer("Pendlereuro bei 45 km einfacher Strecke – wie viel ist das im Jahr?", facts).text
+    assert "gerechnet für 45 km (2025): 45 × € 2 = € 90 [lb-pen-02] (Stand 2025-01)" in text
+    # no distance, or two: nothing worked out
+    assert "gerechnet" not in answer("Pendlereuro 2025?", facts).text
