@@ -150,6 +150,8 @@ def _parts(left, right):
         return None                     # "…, der schon 30 Jahre da ist und Mo–Fr arbeitet?": inside a clause
     if _ASK_START.match(first) and not (first in ("ab", "bis", "seit") and len(rw) > 1 and rw[1][0].isdigit()):
         return [left, right]            # "… und wie viele Wochen …?", "… und steht ihm … zu?"
+    if first in _PREPOSITIONS and len(rw) > 1 and _ASKING_WORD.fullmatch(rw[1]):
+        return [left, right]            # "… und mit welchem Satz fällt die KommSt an?": an ask of its own
     if first in _PREPOSITIONS:
         # "für laufende Bezüge und für die SZ": the second phrase takes the place of the first
         head = _head_before(left, first)
@@ -175,6 +177,9 @@ def _parts(left, right):
     if not after or after[0].lower() in _PREPOSITIONS | _ARTICLES or after[0][0].isdigit():
         return [left, right]            # two asks, each with its own noun ("Schutzfrist … und Mindestdauer …")
     return None                         # "SEG-Zulagen und Nachtzuschläge sind …": one subject of two nouns
+
+
+_ASKING_WORD = re.compile(r"welche[mnrs]?|wie|was|wann|wo|wieviele?", re.I)
 
 
 def _own_noun(part):

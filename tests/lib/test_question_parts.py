@@ -152,3 +152,10 @@ def test_a_part_that_only_asks_on_about_a_refused_subject_is_refused_with_it():
     plain = answer_parts.merge(parts, [_answer("verweigert", "Dazu enthält die Wissensbasis keine Aussage.", []),
                                        neighbour])
     assert plain.status == "beantwortet"
+
+
+def test_a_preposition_before_a_question_word_starts_an_ask_of_its_own():
+    parts = split("Geschäftsführerin mit € 7.000 Monatsgehalt 2025: Von welchem Betrag rechne ich die SV-Beiträge, und "
+                  "mit welchem Satz fällt Kommunalsteuer an?")
+    assert parts == ["Geschäftsführerin mit € 7.000 Monatsgehalt 2025: Von welchem Betrag rechne ich die SV-Beiträge?",
+                     "Geschäftsführerin mit € 7.000 Monatsgehalt 2025: mit welchem Satz fällt Kommunalsteuer an?"]
