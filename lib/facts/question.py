@@ -49,10 +49,11 @@ darf dürfen durfte auszahlen auszahlt ausgezahlt rechne rechnen rechnet gerechn
 jänner januar jaenner februar feber märz april mai juni juli august september oktober november dezember
 abgeben abgegeben abzugeben einreichen eingereicht einzureichen abführen abgeführt abzuführen entrichten entrichtet
 gezahlt bezahlt ausbezahlt ausgezahlt gemeldet melden erstatten erstattet binnen innerhalb
-pflicht verpflichtend machen durchführen durchzuführen zuhause daheim versteuert versteuern besteuert besteuern
+pflicht verpflichtend machen durchführen durchzuführen zuhause daheim garage versteuert versteuern besteuert besteuern
+firma nix nichts
 ihre ihrer ihren seine seiner seinen samt gearbeitet möchte möchten will wollen
 klient klientin kunde kundin mandant mandantin chef chefin
-kassiert kassieren mutter vater kollege kollegin arbeitet arbeiten mein meine meinen meinem meiner unser unsere unseren unserem unserer eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
+kassiert kassieren mutter vater arbeitet arbeiten mein meine meinen meinem meiner unser unsere unseren unserem unserer eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
 # what a percentage is taken of ("Wie viel Prozent DB fallen auf die Lohnsumme an?"): said by a question asking for a
 # rate, but seldom in the rate's row
 _RATE_BASES = frozenset(light_stem(fold_plain(w)) for w in """
@@ -69,7 +70,8 @@ _MOSTLY = re.compile(r"\bmehr\s+als\s+die\s+h[äa]lfte(?:\s+(?:der|seiner|ihrer)
                      r"|\bzum\s+gr(?:ö|oe)(?:ß|ss)ten\s+teil\b|\bmeistens\b", re.I)
 # the staff member a question speaks of ("beim Mitarbeiter zuhause", "MA fragt …"): the Arbeitnehmer or Dienstnehmer
 # of a row's label when it names one, else a word of the case that needs no counterpart (lookup._CASE_WORDS)
-STAFF_WORDS = frozenset({"ma", "mitarbeiter", "mitarbeiterin", "mitarbeitern", "mitarbeiters", "mitarbeiterinnen"})
+STAFF_WORDS = frozenset({"ma", "mitarbeiter", "mitarbeiterin", "mitarbeitern", "mitarbeiters", "mitarbeiterinnen",
+                         "kollege", "kollegin", "kollegen", "kolleginnen"})
 _STAFF_ALTERNATIVES = frozenset({"arbeitnehm", "dienstnehm"})
 # "steuerfrei" of a benefit in kind is what a row calls "sachbezugsfrei", "lohnsteuerfrei", "abgabenfrei"
 _TAX_FREE = frozenset(light_stem(w) for w in ("steuerfrei", "lohnsteuerfrei", "sachbezugsfrei", "abgabenfrei"))
