@@ -356,7 +356,7 @@ def _add_mentions(facts: list[Fact], body_lines: list[str]) -> None:
     for fact in facts:
         words = by_concept.get((fact.key, fact.basis, fact.variant))
         if words:
-            fact.mentions = frozenset(words)
+            fact.mentions = fact.mentions | frozenset(words)
 
 
 def fold_plain_words(text: str) -> list[str]:
@@ -384,15 +384,23 @@ def _section_facts(source: Source, key: str, heading: str, numbered: list[tuple[
     in_table: set[int] = set()
     for first, (header, rows) in tables.items():
         in_table.update(range(first, (rows[-1][0] if rows else first) + 1))
+    intro: list[str] = []          # the prose right before a table says what its rows are for
     for number, line in plain:
         if number in heading_at:
             caption = heading_at[number]
             base["caption_period"] = find_period(caption, "caption")
+            intro = []
             continue
         if number in tables:
             header, rows = tables[number]
-            facts.extend(_facts_of_table(source, key, caption, table_no, header, rows, base))
+            table_facts = _facts_of_table(source, key, caption, table_no, header, rows, base)
+            if intro:
+                words = frozenset(stems(" ".join(intro)))
+                for fact in table_facts:
+                    fact.mentions = fact.mentions | words
+            facts.extend(table_facts)
             table_no += 1
+            intro = []
             continue
         if number in in_table:
             continue
@@ -400,7 +408,10 @@ def _section_facts(source: Source, key: str, heading: str, numbered: list[tuple[
             # "UAB 2025 je Monat:" on a line of its own names the table below, like a heading
             caption = line.strip().rstrip(":").strip()
             base["caption_period"] = find_period(caption, "caption")
+            intro = []          # the caption names the table itself
             continue
+        if line.strip() and not _BULLET_RE.match(line):
+            intro = (intro + [line.strip()])[-4:]
         if bullets:
             facts.extend(_bullet_facts(source, key, caption, number, line, base))
     return facts

@@ -236,6 +236,12 @@ def find(question: Question, facts: list[Fact], allowed: Iterable[str] | None = 
         fitting = [g for g in groups if all(f.value.unit in question.asks for f in g)]
         if fitting:
             groups = fitting
+    if len(groups) > 1 and question.year is not None:
+        # "CO2-Grenzwert 2024 für den begünstigten Sachbezug": the concept that holds a value for the asked year
+        # (the Grenzwert by year), not one that names more of the words and has no such year (the 1,5 % of 2025)
+        covering = [g for g in groups if any(f.period.covers(question.year) for f in g)]
+        if covering:
+            groups = covering
     if len(groups) > 1:
         # "Sonderzahlungshöchstbeitragsgrundlage": the concept that names more of the question than every other
         # ("Höchstbeitragsgrundlage Sonderzahlungen" beside "Höchstbeitragsgrundlage täglich") is the one asked

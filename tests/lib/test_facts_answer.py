@@ -6,7 +6,7 @@ import pytest
 
 from lib.answer.fact_answer import compose
 from lib.facts.concepts import abbreviations
-from lib.facts.extract import Source, extract_all
+from lib.facts.extract import Source, extract_all, extract_facts
 from lib.facts.lookup import find, parse_question
 from lib.kb.format import parse_entry
 from lib.search.fulltext import load_synonyms_csv
@@ -280,8 +280,14 @@ def test_the_sentence_that_states_a_value_says_what_it_is_for(facts):
         assert result is not None and "€ 6.450 [lb-sv-01]" in result.text, question
     monthly = [f for f in facts if f.entry_id == "lb-sv-01" and f.text == "€ 6.450"]
     assert monthly and {"laufend", "bezueg"} <= monthly[0].mentions
-    # a value of three characters is no sign of a sentence about it
-    assert all(not f.mentions for f in facts if len(f.text.strip()) < 4)
+    # a value of three characters is no sign of a sentence about it; the prose right before a table is
+    body = ("## Kernwerte\n\n| Wert | Satz |\n|---|---|\n| Kommunalsteuer | 3 % |\n\nDie Gemeinde erhebt 3 % auf "
+            "die Lohnsumme.\n\n### Freibetrag\nGemeinnützige Vereine haben einen eigenen Freibetrag.\n\n| Wert | Betrag |\n|---|---|\n| Freibetrag | "
+            "€ 1.095 |\n")
+    small = extract_facts(Source("x-1", "Kommunalsteuer", "2025-01", "lnk", body, [], []))
+    rate = next(f for f in small if f.text == "3 %")
+    allowance = next(f for f in small if f.text == "€ 1.095")
+    assert not rate.mentions and {"gemeinnuetzig"} <= allowance.mentions
     # ... and of the same concept's other years: the 2024 value is for laufende Bezüge as well
     text = answer("SV-HBGl lfd. mtl. 2024?", facts).text
     assert "€ 6.060 [lb-sv-01]" in text and "keinen Wert" not in text
@@ -469,3 +475,10 @@ def test_a_rate_per_km_is_worked_out_for_the_stated_distance(facts):
     assert "gerechnet für 45 km (2025): 45 × € 2 = € 90 [lb-pen-02] (Stand 2025-01)" in text
     # no distance, or two: nothing worked out
     assert "gerechnet" not in answer("Pendlereuro 2025?", facts).text
+
+
+def test_the_concept_with_the_asked_year_and_the_words_before_its_table(facts):
+    # "Der Grenzwert für den begünstigten Satz richtet sich nach dem Jahr der Anschaffung …" above the table of
+    # Grenzwerte by year: its words account for "begünstigt"; the 1,5 % row of 2025 holds no value for 2024
+    text = answer("CO2-Grenzwert 2024 für den begünstigten Sachbezug?", facts).text
+    assert "2024: 129 g/km [lb-sb-01]" in text and "1,5 %" not in text and "keinen Wert" not in text
