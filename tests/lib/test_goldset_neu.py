@@ -19,7 +19,9 @@ SIZES = {"goldset_neu.yaml": (40, 30), "goldset_neu2.yaml": (30, 24), "goldset_n
          "goldset_neu9.yaml": (44, 28), "goldset_neu10.yaml": (44, 28),
          "goldset_neu11.yaml": (44, 28), "goldset_neu12.yaml": (44, 28), "goldset_neu13.yaml": (44, 28),
          "goldset_neu18.yaml": (44, 28), "goldset_neu19.yaml": (44, 28), "goldset_neu20.yaml": (44, 28),
-         "goldset_neu21.yaml": (44, 28), "goldset_neu22.yaml": (44, 28)}
+         "goldset_neu21.yaml": (44, 28), "goldset_neu22.yaml": (44, 28), "goldset_neu23.yaml": (44, 28),
+         "goldset_neu24.yaml": (44, 28), "goldset_neu25.yaml": (44, 28), "goldset_neu26.yaml": (44, 28),
+         "goldset_neu27.yaml": (44, 28)}
 
 
 @pytest.fixture(scope="module", params=sorted(SIZES))
