@@ -25,11 +25,12 @@ import time
 
 from werkzeug.exceptions import BadRequest, Forbidden
 
-from odoo import api, http
+from odoo import http
 from odoo.http import request
 
 from ..lib.llm import transport as ollama_transport
 from ..models import pv_kb_agent as agent_pipeline, pv_kb_answer_job as answer_job
+from ..models.pv_kb_answer_slot import release_slot
 from . import request_input
 
 _logger = logging.getLogger(__name__)
@@ -167,8 +168,7 @@ class PvKbController(http.Controller):
             events.put({"type": "error", "message": texts["failed"]})
         finally:
             try:
-                with registry.cursor() as cr:
-                    api.Environment(cr, uid, context)["pv.kb.answer.slot"].sudo()._release(slot)
+                release_slot(registry, uid, context, slot)
             except Exception:  # noqa: BLE001 - the lease expires by itself
                 _logger.warning("pv_kb: answer slot %s not released, it expires by itself", slot, exc_info=True)
             events.put(answer_job.DONE)

@@ -4,13 +4,37 @@ Each running answer holds a slot: a row leased until its answer time limit has p
 process that dies frees its slots by itself. Taking a slot is one short transaction (serialised by an
 advisory transaction lock); no connection is held while the answer is generated.
 """
+import random
+import time
 from datetime import timedelta
+
+from psycopg2 import errors as pg_errors
 
 from odoo import api, fields, models
 from odoo.tools import SQL
 
 SLOT_LOCK_KEY = 0x70766B73    # "pvks"
 LEASE_GRACE = 60              # seconds beyond the answer time limit
+RELEASE_TRIES = 5
+
+
+def release_slot(registry, uid, context, slot_id, *, tries=RELEASE_TRIES, pause=0.05, cursor=None):
+    """Free ``slot_id`` in a transaction of its own, after the answer.
+
+    The panel's poll writes the same row (``polled_at``) at any moment, and a DELETE that meets a row updated
+    by a transaction committed after its snapshot fails with a serialization error: try again with a fresh
+    snapshot, a little later each time. Raises the last error when every try failed (the lease then frees the
+    slot by itself). ``cursor`` makes the transactions (default: the registry's cursors)."""
+    for attempt in range(1, tries + 1):
+        try:
+            with (cursor or registry.cursor)() as cr:
+                api.Environment(cr, uid, context)["pv.kb.answer.slot"].sudo()._release(slot_id)
+            return attempt
+        except (pg_errors.SerializationFailure, pg_errors.LockNotAvailable, pg_errors.DeadlockDetected):
+            if attempt == tries:
+                raise
+            time.sleep(random.uniform(0, pause * 2 ** attempt))
+    raise AssertionError("unreachable")
 
 
 class PvKbAnswerSlot(models.Model):
@@ -48,7 +72,8 @@ class PvKbAnswerSlot(models.Model):
     @api.model
     def _release(self, slot_id):
         if slot_id:
-            self.env.cr.execute("DELETE FROM pv_kb_answer_slot WHERE id = %s", [slot_id])
+            # a serialization failure here is expected now and then: release_slot tries again
+            self.env.cr.execute("DELETE FROM pv_kb_answer_slot WHERE id = %s", [slot_id], log_exceptions=False)
 
     @api.model
     def _signal(self, slot_id, *, polled=False, stop=False):

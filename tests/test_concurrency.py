@@ -3,6 +3,9 @@ from odoo import sql_db
 from odoo.exceptions import UserError
 from odoo.tests import new_test_user, tagged
 
+from psycopg2 import errors as pg_errors
+
+from odoo.addons.pv_kb.models.pv_kb_answer_slot import release_slot
 from odoo.addons.pv_kb.models.pv_kb_importer import IMPORT_LOCK_KEY
 
 from .common import KbCase, batch_files, entry_md
@@ -35,3 +38,40 @@ class TestConcurrency(KbCase):
         visible = self.env["ir.ui.menu"].with_user(manager)._visible_menu_ids()
         self.assertNotIn(menu.id, visible)
         self.assertIn(self.env.ref("pv_kb.menu_pv_kb_import").id, visible)
+
+    def _committed(self, sql, params=()):
+        """``sql`` in a transaction of its own, committed (outside the test's transaction)."""
+        with sql_db.db_connect(self.env.cr.dbname).cursor() as cr:
+            cr.execute(sql, params)
+            return cr.fetchall() if cr.description else None
+
+    def test_a_slot_is_freed_although_a_poll_wrote_it_meanwhile(self):
+        (slot,), = self._committed(
+            "INSERT INTO pv_kb_answer_slot (user_id, started_at, expires_at) "
+            "VALUES (%s, now(), now() + interval '10 minutes') RETURNING id", [self.env.ref("base.user_admin").id])
+        self.addCleanup(self._committed, "DELETE FROM pv_kb_answer_slot WHERE id = %s", [slot])
+        opened = []
+
+        def cursor():
+            cr = sql_db.db_connect(self.env.cr.dbname).cursor()
+            if not opened:
+                # the releasing transaction takes its snapshot, then the panel's poll writes the row
+                cr.execute("SELECT count(*) FROM pv_kb_answer_slot")
+                self._committed("UPDATE pv_kb_answer_slot SET polled_at = now() WHERE id = %s", [slot])
+            opened.append(cr)
+            return cr
+
+        self.assertEqual(release_slot(self.registry, self.env.uid, {}, slot, pause=0.001, cursor=cursor), 2,
+                         "the first try meets the poll's update, the second frees the slot")
+        self.assertEqual(self._committed("SELECT count(*) FROM pv_kb_answer_slot WHERE id = %s", [slot]), [(0,)])
+
+    def test_a_slot_release_gives_up_after_its_tries(self):
+        tries = []
+
+        def cursor():
+            tries.append(1)
+            raise pg_errors.SerializationFailure("could not serialize access due to concurrent update")
+
+        with self.assertRaises(pg_errors.SerializationFailure):
+            release_slot(self.registry, self.env.uid, {}, 1, tries=3, pause=0.001, cursor=cursor)
+        self.assertEqual(len(tries), 3)
