@@ -13,6 +13,7 @@ from odoo.tools import mute_logger
 
 from odoo.addons.pv_kb.lib.answer.types import REFUSAL_TEXT
 
+from .common import entry_md
 from .test_agent import QUIET, AgentCase
 
 QUESTION = "Wie hoch ist der Freibetrag für Sonderzahlungen?"
@@ -152,6 +153,28 @@ class TestSelectionAnswers(AgentCase):
         shown = [e for e in events if e]
         self.assertEqual(shown, [result.answer])
         self.assertNotIn("saetze", "".join(shown))
+
+    def test_an_institution_named_without_an_amount_gets_what_the_base_says_not_a_neighbouring_value(self):
+        self.load_entries({"lb-efz-02": entry_md(
+            "lb-efz-02", title="Entgeltfortzahlung bei Arbeitsunfall", topic="entgeltfortzahlung", stand="2024-01",
+            summary="Nach einem Arbeitsunfall gebührt das volle Entgelt für 8 Wochen je Anlassfall.",
+            payroll="Kleinere Arbeitgeber mit bis zu 50 Dienstnehmern können bei der AUVA einen Zuschuss zur "
+                    "Entgeltfortzahlung beantragen; Höhe und Wartezeiten sind vorher zu prüfen.",
+            kernwerte="| Dienstzeit | volles Entgelt |\n|---|---|\n| bis 15 Dienstjahre | 8 Wochen |")}, "efz")
+        asked = "Wie viel Prozent des Entgelts ersetzt uns die AUVA als Zuschuss nach einem Arbeitsunfall?"
+        self.agent._ask(asked)
+        lines = self.chat_requests()[-1]["texts"][-1].splitlines()
+        weeks = next(re.match(r"^\[(S\d+)\]", line).group(1) for line in lines
+                     if re.match(r"^\[S\d+\]", line) and "8 Wochen" in line)
+        self.standin.script_chat([numbers(weeks)])
+        result = self.agent._ask(asked)
+        self.assertEqual(result.status, "verweigert", result.violations)
+        self.assertTrue(result.answer.startswith("Einen Betrag oder Satz für „AUVA“ enthält die Wissensbasis nicht"),
+                        result.answer)
+        self.assertIn("Höhe und Wartezeiten sind vorher zu prüfen", result.answer)
+        self.assertNotIn("8 Wochen", result.answer)
+        self.assertEqual(result.cited_ids, ["lb-efz-02"])
+        self.assertIn("refused: unvalued_institution: AUVA", result.violations)
 
     def test_passages_of_entries_that_do_not_name_the_asked_subject_are_no_answer(self):
         # "Altersteilzeit" is a word of the base (lb-atz-01), not of the Entgeltfortzahlung the model picks from

@@ -191,6 +191,17 @@ def unaddressed_subject(question: str, texts, synonyms=None) -> str | None:
     subject that only says what kind of value is asked ("…betrag", "…satz", "…grenze")."""
     if instructions.question_core(question).removed:
         return None
+    acronym = _unnamed_acronym(question, texts, synonyms)
+    if acronym:
+        return acronym
+    for match in _HYPHEN_PAYMENT_RE.finditer(question or ""):
+        # "Homeoffice-Pauschale": a payment of its own is named only where one sentence names both parts
+        # ("Homeoffice-Tage zählen nicht als Fahrtage" beside the Pendlerpauschale is no Homeoffice-Pauschale)
+        rest, payment = [p for p in match.group("rest").split("-") if p], match.group("payment")
+        if (_PAYMENT_KIND_RE.fullmatch(fold_plain(payment))
+                and not any(len(p) < 4 or sum(c.isupper() for c in p) > 1 for p in rest)   # abbreviations
+                and not _named_together(rest, payment, texts, synonyms)):
+            return match.group(0)
     lexicon = compounds.build_lexicon(texts)
     subject = unknown_subject(question, lexicon)
     if not subject:
@@ -200,7 +211,9 @@ def unaddressed_subject(question: str, texts, synonyms=None) -> str | None:
     if kind(pieces[-1]):
         # "Homeoffice-Pauschale": the kind of value after the hyphen, the subject before it, checked on its own
         rest = [p for p in pieces[:-1] if p and not kind(p)]
-        if not rest or all(_known(fold_plain(p), lexicon, frozenset()) for p in rest):
+        if not rest:
+            return None
+        if all(_known(fold_plain(p), lexicon, frozenset()) for p in rest):
             return None
     forms = {f for piece in re.split(r"[-/]", subject) for f in _forms(fold_plain(piece))}
     folded: list[str] = []
@@ -220,6 +233,83 @@ def unaddressed_subject(question: str, texts, synonyms=None) -> str | None:
                 named(words) for words in group if not forms & set(words)):
             return None
     return subject
+
+
+# an institution named by its letters after an article ("ersetzt die AUVA", "vom AMS"), not as the address of a
+# payment ("Beiträge an die ÖGK"); not a law (ASVG, AZG, ABGB: their letters end in G or B) nor a currency
+_ACRONYM_RE = re.compile(r"(?<!\ban\s)(?<!\bfür\s)\b(?:der|die|das|dem|den|vom|beim|zur|zum)\s+([A-ZÄÖÜ]{3,6})(?![\w-])")
+_NOT_INSTITUTIONS = frozenset({"eur", "usd", "chf"})
+
+
+def _unnamed_acronym(question: str, texts, synonyms) -> str | None:
+    """The institution the question names by its letters (:data:`_ACRONYM_RE`) that none of ``texts`` names,
+    itself or through a synonym-table row ("HBGL" for "Höchstbeitragsgrundlage"); else None. Measured on the
+    seen gold sets: every such letters-only name the expected entries do not name was asked by a question the
+    base cannot answer ("Wie viel ersetzt die AUVA …", "Kurzarbeitsbeihilfe vom AMS")."""
+    found = [a for a in _ACRONYM_RE.findall(question or "")
+             if not a.endswith(("G", "B")) and fold_plain(a) not in _NOT_INSTITUTIONS]
+    if not found:
+        return None
+    words = set(re.findall(r"\w+", fold_plain(" ".join(t or "" for t in texts))))
+    for acronym in found:
+        folded = fold_plain(acronym)
+        if folded in words:
+            continue
+        if any(entry.words == (folded,) and any(all(w in words for w in expansion) for expansion in entry.expansions)
+               for entry in getattr(synonyms, "entries", None) or ()):
+            continue
+        return acronym
+    return None
+
+
+_ASKS_AMOUNT_RE = re.compile(r"\bwie\s*(?:viel|hoch)\b|\bprozent\w*|\bbetrag\b|\bhöhe\b", re.I)
+_AMOUNT_RE = re.compile(r"€|%|\bprozent\w*|\beuro\b", re.I)
+
+
+def unvalued_institution(question: str, passages) -> tuple[str, list] | None:
+    """(name, passages naming it) when the question asks an amount or a rate of an institution named by its
+    letters ("Wie viel Prozent ersetzt die AUVA …") and the passages that name it hold no amount or rate ("…
+    können bei der AUVA einen Zuschuss beantragen; Höhe und Wartezeiten sind … zu prüfen"): the base knows the
+    payment, not its value. ``passages``: objects with a ``text`` (the passages of the entries an answer
+    quotes); else None."""
+    if not _ASKS_AMOUNT_RE.search(question or ""):
+        return None
+    for acronym in _ACRONYM_RE.findall(question or ""):
+        pattern = re.compile(rf"\b{re.escape(acronym)}\b")
+        naming = [p for p in passages if pattern.search(p.text)]
+        if naming and not any(_AMOUNT_RE.search(p.text) for p in naming):
+            return acronym, naming
+    return None
+
+
+# the kinds of payment a hyphenated subject may name after what it is paid for ("Homeoffice-Pauschale",
+# "Mitfahrer-Zuschlag"), folded
+_PAYMENT_KIND_RE = re.compile(r"pauschale|pauschalen|pauschbetrag|pauschbetraege|zuschuss|zuschuesse|zuschlag|"
+                              r"zuschlaege|zuschlaegen|zulage|zulagen|praemie|praemien|beihilfe|beihilfen")
+
+
+_HYPHEN_PAYMENT_RE = re.compile(r"(?<![\w-])(?P<rest>[A-ZÄÖÜ][^\W\d_]+(?:-[A-ZÄÖÜ][^\W\d_]+)*)-"
+                                r"(?P<payment>[A-ZÄÖÜ][^\W\d_]+)(?![\w-])")
+
+
+def _named_together(rest, payment: str, texts, synonyms=None) -> bool:
+    """Does one sentence (or title, or table row) of ``texts`` name every part of ``rest`` (or a one-word synonym
+    of it: "Überstunden" for "Overtime") and the payment, as a word or a part of one ("Pendlerpauschale",
+    "Pauschale für Pendler")?"""
+    entries = getattr(synonyms, "entries", None) or ()
+    wanted = []
+    for piece in rest:
+        forms = _forms(fold_plain(piece))
+        forms |= {e[0] for entry in entries if len(entry.words) == 1 and entry.words[0] in forms
+                  for e in entry.expansions if len(e) == 1}
+        wanted.append(forms)
+    wanted.append(_forms(fold_plain(payment)))
+    for text in texts:
+        for sentence in re.split(r"(?<=[.!?;])\s+|\n+", fold_plain(text or "")):
+            words = re.findall(r"\w+", sentence)
+            if all(any(f in w for f in forms for w in words) for forms in wanted):
+                return True
+    return False
 
 
 def _unknown_head(words, lexicon, synonym_terms) -> str | None:

@@ -156,7 +156,9 @@ def test_a_subject_the_quoted_entries_do_not_name_is_unaddressed():
     from lib.answer.gate import unaddressed_subject
     assert unaddressed_subject("Pflegefreistellung – wie viel bezahlte Freistellung pro Arbeitsjahr?", _EFZ) \
         == "Pflegefreistellung"
-    assert unaddressed_subject("Wie hoch ist der Zuschuss der AUVA zur Entgeltfortzahlung?", _EFZ) == "Zuschuss"
+    # an institution named by its letters comes first: the entries never name the AUVA
+    assert unaddressed_subject("Wie hoch ist der Zuschuss der AUVA zur Entgeltfortzahlung?", _EFZ) == "AUVA"
+    assert unaddressed_subject("Wie hoch ist der Zuschuss zur Entgeltfortzahlung?", _EFZ) == "Zuschuss"
     # the entries name it: as a word, inflected, as part of a compound ("Arbeitsunfall" in "Arbeitsunfalls")
     assert unaddressed_subject("Wie lange dauert die Entgeltfortzahlung nach einem Arbeitsunfall?", _EFZ) is None
     assert unaddressed_subject("Arbeitsunfall: wie viele Wochen volles Entgelt?", _EFZ) is None
@@ -195,8 +197,24 @@ def test_a_kind_of_value_after_a_hyphen_leaves_its_subject_to_check():
     assert unaddressed_subject("Wie viel Homeoffice-Pauschale pro Tag darf ich steuerfrei zahlen?", mileage) \
         == "Homeoffice-Pauschale"
     assert unaddressed_subject("Homeoffice-Pauschale: wie viel pro Tag?", mileage) == "Homeoffice-Pauschale"
-    pendler = ["Pendlerpauschale", "Homeoffice-Tage zählen nicht als Fahrtage."]
-    assert unaddressed_subject("Wie viel Homeoffice-Pauschale pro Tag?", pendler) is None
+    # both parts in the texts, but never in one sentence: the Pendlerpauschale beside Homeoffice-Tage is no
+    # Homeoffice-Pauschale; one sentence that names both parts names it
+    pendler = ["Pendlerpauschale", "Das volle Pauschale steht ab elf Fahrtagen zu. Homeoffice-Tage zählen nicht als "
+               "Fahrtage."]
+    assert unaddressed_subject("Wie viel Homeoffice-Pauschale pro Tag?", pendler) == "Homeoffice-Pauschale"
+    assert unaddressed_subject("Homeoffice-Pauschale: wie viel pro Tag?", pendler) == "Homeoffice-Pauschale"
+    named = pendler + ["Für Homeoffice-Tage kann eine Pauschale von € 3 pro Tag steuerfrei bleiben."]
+    assert unaddressed_subject("Homeoffice-Pauschale: wie viel pro Tag?", named) is None
+    assert unaddressed_subject("Pendler-Pauschale: wie viel bei 30 km?", pendler) is None
+    # an abbreviation before the hyphen is the synonym table's to name ("SFN-Zuschläge"); a one-word synonym
+    # counts as the part it stands for
+    seg = ["Schmutz-, Erschwernis- und Gefahrenzulagen sowie Zuschläge für Sonntags-, Feiertags- und Nachtarbeit "
+           "sind bis € 400 im Monat steuerfrei. Überstundenzuschläge sind bis € 200 steuerfrei."]
+    assert unaddressed_subject("Bis zu welchem Betrag sind SFN-Zuschläge steuerfrei?", seg) is None
+    from lib.search.fulltext import parse_synonyms
+    table = parse_synonyms([("Overtime", "Überstunden")])
+    assert unaddressed_subject("Overtime-Zuschläge: wie viel steuerfrei?", seg, table) is None
+    assert unaddressed_subject("Mitfahrer-Zuschlag: wie viel pro km?", seg) == "Mitfahrer-Zuschlag"
     # a colloquial noun after "wie viel" is no subject to check (a paraphrase more often than not)
     assert unaddressed_subject("Wie viel Vorlauf brauchen wir bei der Kündigung?", ["Kündigungsfrist 6 Wochen"]) is None
 
@@ -211,7 +229,37 @@ def test_a_long_noun_after_the_count_asked_is_the_subject():
         == "Essensgutschein"
     # named by the entries, or a compound of their words: answered; "vom …" is colloquial, not checked
     assert unaddressed_subject("Wie viele Wochen Entgeltfortzahlung gibt es nach einem Arbeitsunfall?", _EFZ) is None
-    assert unaddressed_subject("Wie viel vom Gehaltsverlust ersetzt das AMS?", _EFZ) is None
+    atz = ["Altersteilzeit", "Das AMS ersetzt dem Arbeitgeber einen Teil des Lohnausgleichs."]
+    assert unaddressed_subject("Wie viel vom Gehaltsverlust ersetzt das AMS?", atz) is None
+
+
+def test_an_institution_by_its_letters_must_be_named_by_the_entries():
+    from lib.answer.gate import unaddressed_subject
+    from lib.search.fulltext import parse_synonyms
+    assert unaddressed_subject("Wie viel Prozent ersetzt uns die AUVA?", _EFZ) == "AUVA"
+    assert unaddressed_subject("Wie viel Zuschuss bekommen wir vom AMS?", _EFZ) == "AMS"
+    named = _EFZ + ["Kleinere Arbeitgeber können bei der AUVA einen Zuschuss beantragen."]
+    assert unaddressed_subject("Wie viel Prozent ersetzt uns die AUVA?", named) is None
+    # through the synonym table; not a law (ASVG), not where a payment goes ("Beiträge an die ÖGK")
+    table = parse_synonyms([("AUVA", "Unfallversicherungsanstalt")])
+    assert unaddressed_subject("Wie viel ersetzt die AUVA?", _EFZ + ["die Unfallversicherungsanstalt"], table) is None
+    assert unaddressed_subject("Wie lange gilt die Entgeltfortzahlung nach dem ASVG?", _EFZ) is None
+    assert unaddressed_subject("Bis zu welchem Gehalt gehen die Beiträge an die ÖGK?", _EFZ) is None
+
+
+def test_an_institution_whose_passages_hold_no_amount_is_unvalued():
+    from types import SimpleNamespace as P
+    from lib.answer.gate import unvalued_institution
+    passages = [P(text="Bei einem Arbeitsunfall gebühren 8 Wochen volles Entgelt."),
+                P(text="Kleinere Arbeitgeber mit bis zu 50 Dienstnehmern können bei der AUVA einen Zuschuss "
+                       "beantragen; Höhe und Wartezeiten sind vorher zu prüfen.")]
+    name, naming = unvalued_institution("Wie viel Prozent ersetzt uns die AUVA als Zuschuss?", passages)
+    assert name == "AUVA" and naming == passages[1:]
+    # an amount beside the name, a question that asks no amount, no institution: None
+    valued = passages[:1] + [P(text="Die AUVA ersetzt 50 % des fortgezahlten Entgelts.")]
+    assert unvalued_institution("Wie viel Prozent ersetzt uns die AUVA?", valued) is None
+    assert unvalued_institution("Muss ich den Unfall der AUVA melden?", passages) is None
+    assert unvalued_institution("Wie viel Prozent ersetzt uns die Versicherung?", passages) is None
 
 
 def test_a_client_quoted_in_a_label_is_a_person_not_a_subject():

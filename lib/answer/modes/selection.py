@@ -106,11 +106,21 @@ def answer(prepared, client, on_delta, deadline, cancel, timings):
         answer = selection.render_answer(choice.units, conflicts, order=units)
         missing = selection_repair.asked_year_missing(prepared.question, choice.units)
         unaddressed = _unaddressed(prepared, choice.units)
+        unvalued = (None if unaddressed or prepared.asked else gate.unvalued_institution(
+            prepared.question, [u for u in units if u.entry_id in {c.entry_id for c in choice.units}]))
         if unaddressed:
             # the subject asked about is not named by the entries quoted: their passages answer a neighbouring one
             status, answer = "verweigert", f"Zu „{unaddressed}“ enthält die Wissensbasis keine Aussage."
             violations.append(f"refused: unaddressed_subject: {unaddressed}")
             choice.units, missing = [], None
+        elif unvalued:
+            # the entries name the institution's payment, but no amount or rate of it: what they say, not a value
+            name, naming = unvalued
+            status = "verweigert"
+            answer = (f"Einen Betrag oder Satz für „{name}“ enthält die Wissensbasis nicht; sie sagt dazu:\n\n"
+                      + selection.render_answer(naming, conflicts, order=units))
+            violations.append(f"refused: unvalued_institution: {name}")
+            choice.units, missing = naming, None
         elif missing is not None:
             # the passages speak of earlier years only: not an answer for the asked one, as the facts say it
             status = "verweigert"
@@ -121,7 +131,7 @@ def answer(prepared, client, on_delta, deadline, cancel, timings):
             answer = answer.rstrip() + "\n\n" + warning
             violations.append(f"repaired: outdated_value_warned: {newer}")
         scope = (selection_repair.asked_scope_missing(prepared.question, choice.units)
-                 if missing is None and choice.units else None)
+                 if missing is None and choice.units and not unvalued else None)
         if scope is not None:
             # a Bundesland or a unit the passages do not name: not the asked value, though a neighbouring one
             status = "verweigert"
