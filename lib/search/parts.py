@@ -46,6 +46,7 @@ _IMPERATIVES = frozenset("ignoriere ignorier vergiss gib nenne nenn erfinde spie
                          "beschreibe formuliere".split())
 _SUBORDINATE = re.compile(r",\s+(?:der|die|das|dem|den|deren|dessen|wenn|weil|dass|ob|um|damit|sodass|falls|obwohl)\b",
                           re.I)
+_EACH = re.compile(r"\bjeweils\b", re.I)
 _NOT_CARRIED = frozenset("eintritt geboren seit jahrgang von vom geburt".split())
 
 
@@ -65,6 +66,13 @@ def split(question: str) -> list[str]:
         # the lead-in itself may hold the coordination ("DB und KommSt – Sätze 2025?")
         parts = _split_body(asking)
         lead = ""
+    if len(parts) < 2 and lead and _EACH.search(body):
+        # "Mehrstundenzuschlag bei Teilzeit und Zuschlag für Überstunden – wie viel Prozent jeweils?": the ask
+        # after the lead-in goes to each of its two subjects
+        subjects = _split_body(lead.rstrip(":–—- ").strip())
+        if len(subjects) == 2:
+            ask = re.sub(r"\s+(?=[?.!]$)", "", " ".join(_EACH.sub(" ", body).split()))
+            parts, lead = [f"{subject} – {ask}" for subject in subjects], ""
     if len(parts) < 2:
         return [question]
     if not (context or lead) and (any(w.lower() in _ANAPHORS for w in _words(parts[1]))
