@@ -6,6 +6,7 @@ in a circle (validation needs :class:`Conflict`, so does the prompt).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -17,7 +18,8 @@ REFUSAL_TEXT = "Dazu enthält die Wissensbasis keine Aussage."
 def missing_year_note(asked, latest: str) -> str:
     """The line above the latest values when the base holds none for the asked year (fact and selection answers);
     for a year before every value of the base, "noch" would say the wrong thing."""
-    if str(asked).isdigit() and str(latest).isdigit() and int(asked) < int(latest):
+    first = re.search(r"(?:19|20)\d{2}", str(latest))     # "2025", "ab 2025", "2025–2026"
+    if str(asked).isdigit() and first and int(asked) < int(first.group(0)):
         return f"Für {asked} enthält die Wissensbasis keinen Wert, nur für spätere Jahre; zuletzt {latest}:"
     return f"Für {asked} enthält die Wissensbasis noch keinen Wert; zuletzt {latest}:"
 
