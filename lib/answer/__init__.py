@@ -11,7 +11,7 @@ The agent's pipeline (``models/pv_kb_agent.py``) uses the modules in this order:
    ``focus`` and sized to the model's window;
 6. ``respond`` — hands the prepared question to its answer mode (``modes/``: ``text`` with ``freetext``,
    ``structured`` with ``structured``, ``structured_checks`` and ``structured_render``, ``selection`` with
-   ``selection`` and ``selection_repair``; ``modes/common`` holds the model call they share and the registry the
+   ``selection``, ``selection_repair`` and ``scope``; ``modes/common`` holds the model call they share and the registry the
    policy which chat model answers in which mode), without touching the database;
 7. ``validation`` — checks in code and the note for one regeneration, using ``citations`` (``[id]``
    extraction, refusal detection, ids not retrieved removed) and ``values`` (German amounts, percentages,

@@ -102,7 +102,10 @@ def _per_km_lines(match: Match) -> list[str]:
         if (value.amount, _when(fact)) in seen:
             continue
         seen.add((value.amount, _when(fact)))
-        km_text = f"{km:f}".rstrip("0").rstrip(".").replace(".", ",")
+        km_text = f"{km:f}"
+        if "." in km_text:                      # "12.50" → "12,5"; "50" keeps its zero
+            km_text = km_text.rstrip("0").rstrip(".")
+        km_text = km_text.replace(".", ",")
         lines.append(f"gerechnet für {km_text} km ({_when(fact)}): {km_text} × {_euro(value.amount)} = "
                      f"{_euro(value.amount * km)} [{fact.entry_id}] (Stand {fact.stand})")
     return lines

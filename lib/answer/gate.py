@@ -115,6 +115,8 @@ arbeitnehmerin dienstnehmer dienstnehmerin angestellter angestellte arbeiter arb
 klientin mandant mandantin chef chefin""".split())
 _CHAT_WORDS = frozenset("""frage fragen kurze kurz bitte hallo hilfe info thema achtung hinweis beispiel notiz nachtrag
 dringend eilig danke servus update nochmal noch eine einer zweite letzte neue""".split())
+# nouns that name a share or a kind of something, not a subject ("Welcher Teil vom Jahresverdienst …")
+_GENERIC_HEADS = frozenset("teil teile anteil anteile art arten form fall faelle hoehe menge anzahl rest".split())
 _ADJECTIVE_RE = re.compile(r"(?:ig|lich|los|isch|bar|sam|haft|ell|iv|al)(?:e|er|es|en|em)?$")
 # the opening of an asking sentence and the (at most two words of the) phrase it asks about: "Wie hoch ist die
 # Kurzarbeitsbeihilfe", "Sind Essensgutscheine", "Welche Mindestprofiltiefe"
@@ -328,7 +330,7 @@ def _unknown_head(words, lexicon, synonym_terms) -> str | None:
     for piece in re.split(r"[-/]", nouns[-1]):
         folded = fold_plain(piece)
         if (len(piece) < 4 or len(piece) > _MAX_WORD or not piece.isalpha() or sum(c.isupper() for c in piece) > 1
-                or folded in _CHAT_WORDS or _ADJECTIVE_RE.search(folded)):
+                or folded in _CHAT_WORDS or folded in _GENERIC_HEADS or _ADJECTIVE_RE.search(folded)):
             continue         # abbreviations, adjectives, figures, chat words and letter runs are not checked
         if not _known(folded, lexicon, synonym_terms):
             return nouns[-1]

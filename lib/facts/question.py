@@ -53,7 +53,7 @@ pflicht verpflichtend machen durchführen durchzuführen zuhause daheim garage v
 firma nix nichts
 ihre ihrer ihren seine seiner seinen samt gearbeitet möchte möchten will wollen
 klient klientin kunde kundin mandant mandantin chef chefin
-kassiert kassieren mutter vater arbeitet arbeiten mein meine meinen meinem meiner unser unsere unseren unserem unserer eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
+kassiert kassieren mutter vater arbeitet arbeiten berücksichtigen berücksichtigt ansetzen angesetzt lohnsteuerabzug mein meine meinen meinem meiner unser unsere unseren unserem unserer eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
 # what a percentage is taken of ("Wie viel Prozent DB fallen auf die Lohnsumme an?"): said by a question asking for a
 # rate, but seldom in the rate's row
 _RATE_BASES = frozenset(light_stem(fold_plain(w)) for w in """
@@ -169,6 +169,17 @@ _BASE_VERB = re.compile(r"\b(?:be|ge|ab)?rechne[nt]?\b|\bberechnet\b|\bbemessen\
                         r"|\bbeitragspflichtig\b", re.I)
 _SV_CONTRIBUTIONS = re.compile(r"\b(?:SV|Sozialversicherung)[-\s]?(?:Beitr[äa]g\w*)?\b|\bBeitr[äa]ge\b"
                                r"|\bKrankenkasse\b|\bÖGK\b|\bbeitragspflichtig\b", re.I)
+# the Pendlerpauschale's two variants, told by whether public transport can be used for the commute
+_TRANSIT = r"(?:öffis|öffentliche\w*(?:\s+verkehrsmittel\w*)?|bus\s+und\s+bahn|bahn\s+und\s+bus|öffentlich)"
+_TRANSIT_NOT = re.compile(rf"\b{_TRANSIT}\s+(?:\w+\s+){{0,3}}(?:nicht\s+zumutbar|unzumutbar|nicht\s+(?:möglich|machbar|"
+                          rf"erreichbar|verfügbar))|\b(?:nicht|kaum|schwer)\s+(?:\w+\s+){{0,4}}mit\s+{_TRANSIT}"
+                          rf"|\bmit\s+{_TRANSIT}\s+(?:\w+\s+){{0,5}}(?:nicht|kaum|unmöglich|praktisch\s+nicht)\b"
+                          rf"|\bkein(?:e|en)?\s+{_TRANSIT}", re.I)
+_TRANSIT_OK = re.compile(rf"\b{_TRANSIT}\s+(?:\w+\s+){{0,3}}zumutbar|\b(?:problemlos|gut|leicht|ohne\s+weiteres)\s+"
+                         rf"(?:\w+\s+){{0,2}}mit\s+{_TRANSIT}|\bmit\s+{_TRANSIT}\s+(?:\w+\s+){{0,3}}(?:problemlos|"
+                         rf"gut|leicht)\b", re.I)
+# a distance the case tells ("wohnt 50 km von der Firma entfernt")
+_STATED_DISTANCE = re.compile(r"\b\d{1,3}\s*(?:km|kilometer)\b", re.I)
 _STATED_PAY = re.compile(r"(?:€\s*\d{1,3}(?:\.\d{3})+|\d{1,3}(?:\.\d{3})+\s*(?:€|Euro))")
 _CEILING_KEY_WORDS = frozenset({light_stem(fold_plain("Höchstbeitragsgrundlage"))})
 _CEILING_ASK_WORDS = frozenset(light_stem(fold_plain(w)) for w in """sv sozialversicherung beiträge beitrag krankenkasse
@@ -221,7 +232,12 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     text = _NO_MORE_ASK.sub(lambda m: f" bis zu welchem {m.group('sum')} SV-Beiträge ", text)
     asks = asked_units(text)       # before the sum is dropped: "ab welcher Summe … fällig" asks for an amount
     threshold = bool(_ASKS_THRESHOLD.search(text))
-    text = _MOSTLY.sub("überwiegend", _SEVERAL.sub(" ", text))        # "mehrere geringfügig Beschäftigte": not "mehr" (als 60 km)
+    text = _MOSTLY.sub("überwiegend", _SEVERAL.sub(" ", text))
+    # the variant public transport decides is a word of the ask, not of the case told before it
+    if _TRANSIT_NOT.search(text):
+        text = f"{text} großes Pauschale"
+    elif _TRANSIT_OK.search(text):
+        text = f"{text} kleines Pauschale"        # "mehrere geringfügig Beschäftigte": not "mehr" (als 60 km)
     # "ab welcher Summe ihrer Entgelte": what the sum is of belongs to the ask, like the sum itself
     text = _SUM_OF.sub(" ", text) if threshold else text
     text = _ASKED_SUM.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)], text)
@@ -291,7 +307,7 @@ _CASE_END = re.compile(r"[.:!](?=\s+[A-ZÄÖÜa-zäöü])")
 def _case_words(text: str) -> frozenset:
     ends = [m.end() for m in _CASE_END.finditer(text)]
     preamble = text[:ends[-1]] if ends else ""
-    if not preamble or not _STATED_PAY.search(preamble):
+    if not preamble or not (_STATED_PAY.search(preamble) or _STATED_DISTANCE.search(preamble)):
         return frozenset()
     return frozenset(light_stem(fold_plain(w)) for w in word_tokens(preamble) if not w.isdigit())
 

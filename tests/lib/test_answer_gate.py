@@ -233,6 +233,15 @@ def test_a_long_noun_after_the_count_asked_is_the_subject():
     assert unaddressed_subject("Wie viel vom Gehaltsverlust ersetzt das AMS?", atz) is None
 
 
+def test_a_share_or_kind_of_something_is_no_subject():
+    from lib.answer.gate import unaddressed_subject
+    sixth = ["Jahressechstel", "Sonstige Bezüge sind bis zu einem Sechstel der laufenden Bezüge begünstigt."]
+    assert unaddressed_subject("Welcher Teil vom Jahresverdienst darf als Weihnachtsgeld begünstigt versteuert "
+                               "werden?", sixth) is None
+    assert unaddressed_subject("Welcher Anteil ist begünstigt?", sixth) is None
+    assert unaddressed_subject("Welcher Zuschuss gilt dafür?", sixth) == "Zuschuss"      # a noun of its own: checked
+
+
 def test_an_institution_by_its_letters_must_be_named_by_the_entries():
     from lib.answer.gate import unaddressed_subject
     from lib.search.fulltext import parse_synonyms

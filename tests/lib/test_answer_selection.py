@@ -2,7 +2,7 @@
 model's numbers, writing the answer from the passages."""
 import json
 
-from lib.answer import prompt, selection as sel, selection_repair as rep
+from lib.answer import prompt, scope, selection as sel, selection_repair as rep
 from lib.answer.types import Conflict, ContextBlock, missing_scope_note, missing_year_note
 
 SV_TABLE = ("Für Sonderzahlungen gilt eine eigene jährliche Höchstbeitragsgrundlage. Sie wird über das "
@@ -334,33 +334,33 @@ def test_passages_of_later_years_only_do_not_answer_an_earlier_year():
 def test_passages_that_do_not_name_the_asked_bundesland_or_unit_do_not_answer():
     unit = lambda text, about="": sel.Unit("S1", "lb-sb-03", "2024-01", text, about)
     vienna = [unit("Richtwert Wien (Sachbezug 2024): € 6,67 je m²", "Sachbezug Wohnraum")]
-    salzburg = rep.asked_scope_missing("Richtwert je m² für die Dienstwohnung in Salzburg?", vienna)
+    salzburg = scope.asked_scope_missing("Richtwert je m² für die Dienstwohnung in Salzburg?", vienna)
     assert salzburg == ("land", "Salzburg")
-    assert rep.asked_scope_missing("Richtwert je m² für die Dienstwohnung in Wien?", vienna) is None
-    assert rep.asked_scope_missing("Wiener Richtwert 2024?", vienna) is None, "the adjective names the Land"
+    assert scope.asked_scope_missing("Richtwert je m² für die Dienstwohnung in Wien?", vienna) is None
+    assert scope.asked_scope_missing("Wiener Richtwert 2024?", vienna) is None, "the adjective names the Land"
     # the Land named by the entry's title or table header counts
     titled = [unit("Regel: € 6,67 je m²", "Sachbezug Wohnraum Wien")]
-    assert rep.asked_scope_missing("Richtwert Wien?", titled) is None
-    assert rep.asked_scope_missing("Kommunalsteuer?", vienna) is None, "no Land asked"
+    assert scope.asked_scope_missing("Richtwert Wien?", titled) is None
+    assert scope.asked_scope_missing("Kommunalsteuer?", vienna) is None, "no Land asked"
     mileage = [unit("Seit 1. Jänner 2025 beträgt es € 0,50 pro Kilometer.", "Kilometergeld")]
-    assert rep.asked_scope_missing("Wieviel Cent pro kWh darf ich für das Laden ersetzen?", mileage) == ("unit", "kWh")
-    assert rep.asked_scope_missing("Kilometergeld pro km?", mileage) is None
-    assert rep.asked_scope_missing("Kilometergeld je km 2025?", [unit("Pkw: € 0,50", "Kilometergeld")]) is None
-    assert rep.asked_scope_missing("Richtwert pro m²?", [unit("Regel: € 6,67 je Quadratmeter")]) is None
-    assert rep.asked_scope_missing("Wie viel pro kWh?", []) is None, "nothing chosen: the refusal is another's"
+    assert scope.asked_scope_missing("Wieviel Cent pro kWh darf ich für das Laden ersetzen?", mileage) == ("unit", "kWh")
+    assert scope.asked_scope_missing("Kilometergeld pro km?", mileage) is None
+    assert scope.asked_scope_missing("Kilometergeld je km 2025?", [unit("Pkw: € 0,50", "Kilometergeld")]) is None
+    assert scope.asked_scope_missing("Richtwert pro m²?", [unit("Regel: € 6,67 je Quadratmeter")]) is None
+    assert scope.asked_scope_missing("Wie viel pro kWh?", []) is None, "nothing chosen: the refusal is another's"
 
 
 def test_passages_without_a_percentage_do_not_answer_a_question_for_one():
     unit = lambda text: sel.Unit("S1", "lb-gfb-01", "2025-01", text, "Geringfügige Beschäftigung")
     law = [unit("Dienstgeberabgabegesetz (DAG).")]
-    assert rep.asked_scope_missing("Wie viel Prozent beträgt die Dienstgeberabgabe?", law) == ("rate", "%")
-    assert rep.asked_scope_missing("Welcher Prozentsatz gilt für die Abgabe?", law) == ("rate", "%")
-    assert rep.asked_scope_missing("Dienstgeberabgabe in %?", law) == ("rate", "%")
-    assert rep.asked_scope_missing("Wie viel Prozent beträgt die Abgabe?", [unit("Satz: 16,4 %")]) is None
+    assert scope.asked_scope_missing("Wie viel Prozent beträgt die Dienstgeberabgabe?", law) == ("rate", "%")
+    assert scope.asked_scope_missing("Welcher Prozentsatz gilt für die Abgabe?", law) == ("rate", "%")
+    assert scope.asked_scope_missing("Dienstgeberabgabe in %?", law) == ("rate", "%")
+    assert scope.asked_scope_missing("Wie viel Prozent beträgt die Abgabe?", [unit("Satz: 16,4 %")]) is None
     # a fraction answers it too; a percentage the question states asks for something else
-    assert rep.asked_scope_missing("Um wie viel Prozent wird gekürzt?", [unit("auf zwei Drittel gekürzt")]) is None
-    assert rep.asked_scope_missing("Um wie viel Prozent wird gekürzt?", [unit("Kürzung um 1/3")]) is None
-    assert rep.asked_scope_missing("CO2-Grenzwert für den 1,5-%-Sachbezug 2023?", [unit("2023: 132 g/km")]) is None
+    assert scope.asked_scope_missing("Um wie viel Prozent wird gekürzt?", [unit("auf zwei Drittel gekürzt")]) is None
+    assert scope.asked_scope_missing("Um wie viel Prozent wird gekürzt?", [unit("Kürzung um 1/3")]) is None
+    assert scope.asked_scope_missing("CO2-Grenzwert für den 1,5-%-Sachbezug 2023?", [unit("2023: 132 g/km")]) is None
     assert "Prozentsatz" in missing_scope_note("rate", "%")
 
 
@@ -405,20 +405,20 @@ def test_the_passage_of_the_asked_land_is_added_and_a_group_of_employees_is_a_sc
     vienna = sel.Unit("S2", "lb-sb-03", "2024-01", "Richtwert Wien (Sachbezug 2024): € 6,67 je m²", "Wohnraum")
     other = sel.Unit("S3", "lb-sb-09", "2024-01", "Wien: Parkometerabgabe", "Parken")
     question = "Richtwert Wien für die Dienstwohnung 2024?"
-    assert rep.complete_land(question, [general], [general, vienna, other]) is vienna
-    assert rep.complete_land(question, [vienna], [general, vienna]) is None
-    assert rep.complete_land("Richtwert Salzburg?", [general], [general, vienna]) is None
-    assert rep.complete_land(question, [sel.Unit("S4", "lb-x", "2024-01", "Satz 1 %", "X")], [other]) is None, \
+    assert scope.complete_land(question, [general], [general, vienna, other]) is vienna
+    assert scope.complete_land(question, [vienna], [general, vienna]) is None
+    assert scope.complete_land("Richtwert Salzburg?", [general], [general, vienna]) is None
+    assert scope.complete_land(question, [sel.Unit("S4", "lb-x", "2024-01", "Satz 1 %", "X")], [other]) is None, \
         "only a passage of a chosen entry"
     rates = [sel.Unit("S1", "lb-sv-02", "2025-01", "2025 trägt der Dienstnehmer insgesamt 18,07 %.", "Beitragssätze")]
-    assert rep.asked_scope_missing("Lehrling: SV DN-Anteil 2025 in %?", rates) == ("group", "Lehrlinge")
-    assert rep.asked_scope_missing("SV DN-Anteil 2025 in %?", rates) is None
-    assert rep.asked_scope_missing("Lehrlings-Ausbilderin, € 4.200: SV DN-Anteil 2025 in %?", rates) is None, \
+    assert scope.asked_scope_missing("Lehrling: SV DN-Anteil 2025 in %?", rates) == ("group", "Lehrlinge")
+    assert scope.asked_scope_missing("SV DN-Anteil 2025 in %?", rates) is None
+    assert scope.asked_scope_missing("Lehrlings-Ausbilderin, € 4.200: SV DN-Anteil 2025 in %?", rates) is None, \
         "the first part of a hyphenated word names another person"
-    assert rep.asked_scope_missing("Geschäftsführer (angestellt, ASVG): SV DN-Anteil 2025 in %?", rates) is None, \
+    assert scope.asked_scope_missing("Geschäftsführer (angestellt, ASVG): SV DN-Anteil 2025 in %?", rates) is None, \
         "an employed Geschäftsführer is an employee like any other"
     injured = [sel.Unit("S1", "lb-efz-02", "2024-01", "Ein Wegunfall gilt als Arbeitsunfall.", "Arbeitsunfall")]
-    assert rep.asked_scope_missing("Der Lehrling hat sich am Arbeitsweg verletzt – zählt das zum Krankenstand?",
+    assert scope.asked_scope_missing("Der Lehrling hat sich am Arbeitsweg verletzt – zählt das zum Krankenstand?",
                                    injured) is None, "no value asked"
 
 
@@ -426,33 +426,44 @@ def test_scopes_need_a_figure_and_the_unit_passage_of_a_multi_question_is_added(
     unit = lambda key, entry, text, about="": sel.Unit(key, entry, "2025-01", text, about)
     general = unit("S1", "lb-sv-02", "2025 trägt der Dienstnehmer insgesamt 18,07 %.")
     aside = unit("S2", "lb-sv-02", "Abweichende Sätze gelten etwa für Lehrlinge und freie Dienstnehmer.")
-    assert rep.asked_scope_missing("Lehrlinge: DN-Anteil SV 2025 in Prozent?", [general, aside]) == \
+    assert scope.asked_scope_missing("Lehrlinge: DN-Anteil SV 2025 in Prozent?", [general, aside]) == \
         ("group", "Lehrlinge"), "named without its figure"
     daily = unit("S3", "lb-rk-01", "Für Dienstreisen im Inland gebührt ab 2025 ein Taggeld von € 30 pro Tag.")
-    assert rep.asked_scope_missing("Dienstreise nach München: welches Auslandstaggeld darf ich zahlen?", [daily]) == \
+    assert scope.asked_scope_missing("Dienstreise nach München: welches Auslandstaggeld darf ich zahlen?", [daily]) == \
         ("land", "Dienstreisen ins Ausland")
     # a city abroad names the Ausland too ("Rom" only as a word, not in "Romana")
-    assert rep.asked_scope_missing("Welches Taggeld darf ich steuerfrei zahlen, wenn die Dienstreise nach München "
+    assert scope.asked_scope_missing("Welches Taggeld darf ich steuerfrei zahlen, wenn die Dienstreise nach München "
                                    "geht?", [daily]) == ("land", "Dienstreisen ins Ausland")
-    assert rep.asked_scope_missing("Welches Taggeld gilt für Frau Romana Huber?", [daily]) is None
-    assert rep.asked_scope_missing("KV Handel 2025: Mindestgehalt im 1. Berufsjahr?", [daily]) == \
+    assert scope.asked_scope_missing("Welches Taggeld gilt für Frau Romana Huber?", [daily]) is None
+    assert scope.asked_scope_missing("KV Handel 2025: Mindestgehalt im 1. Berufsjahr?", [daily]) == \
         ("land", "den Kollektivvertrag")
-    assert rep.asked_scope_missing("Welches Taggeld sieht unser KV vor?", [daily]) == ("land", "den Kollektivvertrag")
+    assert scope.asked_scope_missing("Welches Taggeld sieht unser KV vor?", [daily]) == ("land", "den Kollektivvertrag")
     # a KV that says where a payment comes from, outside the asking sentence, is not the asked value's scope
-    assert rep.asked_scope_missing("Er bekommt Nachtzuschläge laut KV. Bis zu welchem Betrag ist das Taggeld "
+    assert scope.asked_scope_missing("Er bekommt Nachtzuschläge laut KV. Bis zu welchem Betrag ist das Taggeld "
                                    "steuerfrei?", [daily]) is None
     mileage = unit("S4", "lb-rk-02", "Seit 1. Jänner 2025 beträgt es € 0,50 pro Kilometer für Pkw.", "Kilometergeld")
     vague = unit("S5", "lb-sb-02", "Der Ersatz bleibt bis zu einem festgelegten Strompreis pro kWh steuerfrei.", "E-Auto")
     # the unit named without its figure answers no value per unit
     heating = unit("S6", "lb-sb-03", "Trägt der Arbeitgeber die Heizkosten, kommt ein Heizkostenzuschlag pro "
                    "Quadratmeter hinzu.", "Dienstwohnung")
-    assert rep.asked_scope_missing("Wie hoch ist der Heizkostenzuschlag pro m² beim Sachbezug?", [heating]) == \
+    assert scope.asked_scope_missing("Wie hoch ist der Heizkostenzuschlag pro m² beim Sachbezug?", [heating]) == \
         ("unit", "m²")
-    assert rep.asked_scope_missing("Kilometergeld 2025 pro km?", [mileage]) is None
+    assert scope.asked_scope_missing("Kilometergeld 2025 pro km?", [mileage]) is None
+    # a size with a figure beside it is no value per that unit: "Bis 30 m² … 35 %" answers no "Euro pro m²"
+    small = unit("S7", "lb-sb-03", "Bis 30 m² ist kein Sachbezug anzusetzen, bei 30 bis 40 m² ein um 35 % "
+                 "verminderter Wert.", "Dienstwohnung")
+    assert scope.asked_scope_missing("Wie viel Euro pro Quadratmeter beträgt der Heizkostenzuschlag?",
+                                   [heating, small]) == ("unit", "m²")
+    # a rate whose unit only the entry's title names ("Kilometergeld") still answers; "155 g/km" asks no value per km
+    bike = unit("S8", "lb-rk-02", "Fahrrad: bis 2024 € 0,38, ab 2025 € 0,50", "Kilometergeld ab 2025")
+    assert scope.asked_scope_missing("Fahrrad-Kilometergeld 2025: wie viel pro km?", [bike]) is None
+    assert scope.asked_scope_missing("Diesel-Firmenwagen, 155 g/km, € 62.000: wie hoch ist der Sachbezug?",
+                                   [unit("S9", "lb-sb-01", "Der Regelsatz beträgt 2 %, höchstens € 960.",
+                                         "Sachbezug Dienstwagen")]) is None
     question = "Dienstreise 2025 mit dem Privat-Pkw: Taggeld pro Tag und amtl. Kilometergeld je km?"
-    assert rep.complete_unit(question, [daily], [daily, mileage, vague]) is mileage
-    assert rep.complete_unit(question, [daily, mileage], [daily, mileage]) is None
-    assert rep.complete_unit("Wieviel Cent pro kWh fürs Laden?", [daily], [daily, vague]) is None, "no figure"
+    assert scope.complete_unit(question, [daily], [daily, mileage, vague]) is mileage
+    assert scope.complete_unit(question, [daily, mileage], [daily, mileage]) is None
+    assert scope.complete_unit("Wieviel Cent pro kWh fürs Laden?", [daily], [daily, vague]) is None, "no figure"
 
 
 def test_a_figure_written_in_words_brings_the_row_that_writes_it_in_digits():
@@ -468,7 +479,7 @@ def test_a_figure_written_in_words_brings_the_row_that_writes_it_in_digits():
 def test_a_land_named_without_its_figure_brings_the_row_with_it_and_two_numberings_keep_their_order():
     named = sel.Unit("S1", "lb-sb-03", "2024-01", "In Wien gelten die Richtwerte des Landes.", "Wohnraum")
     vienna = sel.Unit("S2", "lb-sb-03", "2024-01", "Richtwert Wien (Sachbezug 2024): € 6,67 je m²", "Wohnraum")
-    assert rep.complete_land("Richtwert Wien 2024?", [named], [named, vienna]) is vienna
+    assert scope.complete_land("Richtwert Wien 2024?", [named], [named, vienna]) is vienna
     # after the second look the order holds two numberings: "S1" of the second request, "S1" of the first
     second = sel.Unit("S1", "lb-sb-03", "2024-01", "Grundlage sind die Richtwerte je m².", "Wohnraum")
     first = sel.Unit("S1", "lb-sb-03", "2024-01", "Richtwert Wien: € 6,67 je m²", "Wohnraum")

@@ -471,9 +471,24 @@ def test_bases_and_ceilings_asked_in_other_words(facts, question, shown, not_sho
     assert all(s in text for s in shown) and not any(s in text for s in not_shown), text
 
 
+@pytest.mark.parametrize("question, shown, not_shown", [
+    ("Ein Mitarbeiter wohnt 50 km von der Firma entfernt und könnte problemlos mit Bus und Bahn fahren. Welchen "
+     "monatlichen Betrag für seinen Arbeitsweg können wir beim Lohnsteuerabzug berücksichtigen?",
+     "kleines Pauschale (monatlich) ohne Jahresangabe: € 113 [lb-pen-01]", "€ 214"),
+    ("Kollegin pendelt 50 km, öffentliche Verkehrsmittel sind ihr nicht zumutbar. Wie viel Pendlerpauschale "
+     "bekommt sie im Monat?", "großes Pauschale (monatlich) ohne Jahresangabe: € 214 [lb-pen-01]", "€ 113"),
+])
+def test_public_transport_told_in_the_case_decides_the_pendlerpauschale(facts, question, shown, not_shown):
+    text = answer(question, facts).text
+    assert shown in text and not_shown not in text, text
+
+
 def test_a_rate_per_km_is_worked_out_for_the_stated_distance(facts):
     text = answer("Pendlereuro bei 45 km einfacher Strecke – wie viel ist das im Jahr?", facts).text
     assert "gerechnet für 45 km (2025): 45 × € 2 = € 90 [lb-pen-02] (Stand 2025-01)" in text
+    # a round distance keeps its zero
+    text = answer("Pendlereuro bei 50 km einfacher Strecke – wie viel ist das im Jahr?", facts).text
+    assert "gerechnet für 50 km (2025): 50 × € 2 = € 100" in text, text
     # no distance, or two: nothing worked out
     assert "gerechnet" not in answer("Pendlereuro 2025?", facts).text
 

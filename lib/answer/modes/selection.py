@@ -10,7 +10,7 @@ import time
 
 from ...llm import errors as ollama_errors
 from ...text.i18n import _lt
-from .. import citations, extractive, gate, outcome, prompt, selection, selection_repair
+from .. import citations, extractive, gate, outcome, prompt, scope as scopes, selection, selection_repair
 from ..types import REFUSAL_TEXT, AgentAnswer, missing_scope_note, missing_year_note
 from . import AnswerMode, common, register
 
@@ -96,8 +96,8 @@ def answer(prepared, client, on_delta, deadline, cancel, timings):
         for repair, name in ((selection_repair.complete_value, "value_passage_added"),
                              (selection_repair.complete_year, "year_passage_added"),
                              (selection_repair.complete_stage, "stage_row_added"),
-                             (selection_repair.complete_land, "land_passage_added"),
-                             (selection_repair.complete_unit, "unit_passage_added"),
+                             (scopes.complete_land, "land_passage_added"),
+                             (scopes.complete_unit, "unit_passage_added"),
                              (subjects, "subject_passage_added")):
             added = repair(prepared.question, choice.units, units)
             if added is not None:
@@ -130,7 +130,7 @@ def answer(prepared, client, on_delta, deadline, cancel, timings):
             # the passages quote a value a newer entry replaced: its value is shown beside it
             answer = answer.rstrip() + "\n\n" + warning
             violations.append(f"repaired: outdated_value_warned: {newer}")
-        scope = (selection_repair.asked_scope_missing(prepared.question, choice.units)
+        scope = (scopes.asked_scope_missing(prepared.question, choice.units)
                  if missing is None and choice.units and not unvalued else None)
         if scope is not None:
             # a Bundesland or a unit the passages do not name: not the asked value, though a neighbouring one
