@@ -11,20 +11,20 @@ Rules and checks are pure functions in ``lib/answer/`` (see its docstring for th
 ``lib/search/followup.py``; this model wires them to the retriever, the Ollama client and the question log.
 """
 import contextlib
-import dataclasses
 import json
 import logging
 import time
 
 from odoo import api, models
 
-from ..lib.search import followup, instructions, parts as question_parts
+from ..lib.search import followup, instructions
 from ..lib.pii import gate as pii
 from ..lib.answer import conflicts as conflict_rules, freetext, gate, modes as answer_modes, prompt, stages
 from ..lib.answer import parts as answer_parts
 from ..lib.answer.respond import PreparedQuestion, respond
 from ..lib.answer.types import ContextBlock, EntryFacts
-from .pv_kb_settings import make_client
+from . import pv_kb_agent_parts as agent_parts
+from .pv_kb_agent_parts import interactive_client
 
 _logger = logging.getLogger(__name__)
 
@@ -91,10 +91,13 @@ def run(steps, question, conversation=None, *, settings, filters=None, mode="hyb
         conversation_id = record.id
         prepared = env["pv.kb.agent"]._gate_question(question, record, settings=settings, pii_mapping=pii_mapping)
     # a question that asks two things is answered part by part (lib/search/parts.py), each through steps 2-6
-    parts = _parts(prepared)
+    parts = agent_parts.parts_of(prepared)
     result = None
     try:
-        subs = [_prepare(steps, sub, filters, mode, deadline, cancel) for sub in _part_questions(steps, prepared, parts)]
+        questions = agent_parts.part_questions(steps, prepared, parts)
+        if len(questions) > 1 and agent_parts.whole_is_a_fact(steps, prepared, questions, filters, mode):
+            questions, parts = [prepared], []
+        subs = [_prepare(steps, sub, filters, mode, deadline, cancel) for sub in questions]
         if len(subs) > 1:
             prepared.retrieval = answer_parts.merge_retrievals([sub.retrieval for sub in subs])
         else:
@@ -105,7 +108,7 @@ def run(steps, question, conversation=None, *, settings, filters=None, mode="hyb
         if len(subs) == 1:
             result = respond(prepared, interactive_client, on_delta=on_delta, deadline=deadline, cancel=cancel)
         else:
-            result = _respond_parts(prepared, parts, subs, on_delta, deadline, cancel)
+            result = agent_parts.respond_parts(prepared, parts, subs, on_delta, deadline, cancel)
         if cancel is not None and cancel.cancelled:
             result.status, result.notice = "abgebrochen", None
         # 7. the question log and the turn (nothing is stored when the personal-data gate failed)
@@ -139,58 +142,6 @@ def _prepare(steps, prepared, filters, mode, deadline, cancel):
         # 5. reranking (optional model step): no cursor of ShortSteps open
         stages.rerank_prepared(prepared, interactive_client, deadline=deadline, cancel=cancel)
     return prepared
-
-
-def _parts(prepared):
-    """The parts of a question that asks two things, or [] (a follow-up, whose query is rewritten from the
-    history, and a question the gate stopped stay whole)."""
-    if prepared.pii_failed or prepared.error is not None or prepared.query != prepared.question or prepared.commanded:
-        return []
-    parts = question_parts.split(prepared.question)
-    return parts if len(parts) > 1 else []
-
-
-def _part_questions(steps, prepared, parts):
-    """A PreparedQuestion per part. Each part is cut from the masked question and passes the personal-data gate
-    again (its placeholders stay those of the question), so the search and the model get the part, sealed."""
-    if not parts:
-        return [prepared]
-    subs = []
-    with steps.step() as env:
-        for part in parts:
-            gated = prepared.gated
-            try:
-                gated = env["pv.kb.settings"]._pii_gate(part, query=part, history=gated.history,
-                                                        mapping=gated.mapping)
-            except pii.PiiGateError as exc:
-                _logger.error("pv_kb: personal-data gate failed for a part, the question stays whole: %s", exc)
-                return [prepared]
-            subs.append(dataclasses.replace(prepared, question=gated.question, query=gated.query, gated=gated,
-                                            asked="", timings={}, retrieval=None))
-    return subs
-
-
-def _respond_parts(prepared, parts, subs, on_delta, deadline, cancel):
-    """Each part answered in turn; the panel gets each part below its heading once it is complete."""
-    answers, shown = [], ""
-    for label, sub in zip(answer_parts.labels(parts), subs):
-        answer = respond(sub, interactive_client, deadline=deadline, cancel=cancel)
-        answer.retrieved_ids = sub.retrieval.entry_ids if sub.retrieval else []
-        answers.append(answer)
-        if on_delta:
-            text = ("\n\n" if shown else "") + answer_parts.heading(label) + "\n" + (answer.answer or "").strip()
-            on_delta(text)
-            shown += text
-        if cancel is not None and cancel.cancelled:
-            break
-    result = answer_parts.merge(parts[:len(answers)], answers)
-    result.retrieval = prepared.retrieval
-    result.retrieved_ids = prepared.retrieval.entry_ids if prepared.retrieval else []
-    result.timings["total_ms"] = (time.perf_counter() - prepared.started) * 1000
-    if prepared.gated is not None:
-        result.pii_count = prepared.gated.count
-        result.pii_mapping = prepared.gated.mapping.to_dict()
-    return result
 
 
 class PvKbAgent(models.AbstractModel):
@@ -452,8 +403,3 @@ class PvKbAgent(models.AbstractModel):
         }
         Query = self.env["pv.kb.query"].sudo()
         return Query.create(vals) if store else Query.new(vals)
-
-
-def interactive_client(settings):
-    """The Ollama client of an answer: a user waits, so no retries (the answer degrades instead)."""
-    return make_client(settings, interactive=True)

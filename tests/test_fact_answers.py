@@ -108,6 +108,18 @@ class TestFactAnswers(StandInCase):
         self.assertTrue({"lb-lnk-01", "lb-gfb-01"} <= set(result.query.retrieved_ids.split(", ")))
         self.assertEqual("".join(streamed), result.answer)
 
+    def test_nouns_of_one_joint_value_are_answered_whole_when_no_part_names_facts(self):
+        # split in two ("… bleiben seine SEG-Zulagen …", "… seine Nachtzuschläge …"), no part names a fact; the
+        # whole question asks the joint Höchstbetrag of someone working mostly at night
+        asked = ("Unser Portier arbeitet fast nur in der Nacht. Bis zu welchem Monatsbetrag bleiben seine "
+                 "SEG-Zulagen und Nachtzuschläge lohnsteuerfrei?")
+        result = self.env["pv.kb.agent"]._ask(asked)
+        self.assertTrue(result.from_facts, result.answer)
+        self.assertIn("€ 540 monatlich [lb-ust-03]", result.answer)
+        self.assertNotIn("€ 360", result.answer)
+        self.assertNotIn("**", result.answer, "one answer, no part headings")
+        self.assertFalse(self.chat_requests(), "the model was not asked")
+
     def test_a_part_the_base_does_not_answer_keeps_its_refusal(self):
         result = self.env["pv.kb.agent"]._ask("GFB 2025 und GFB 2027?")
         self.assertEqual(result.status, "beantwortet")

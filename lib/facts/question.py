@@ -53,7 +53,7 @@ pflicht verpflichtend machen durchführen durchzuführen zuhause daheim garage v
 firma nix nichts
 ihre ihrer ihren seine seiner seinen samt gearbeitet möchte möchten will wollen
 klient klientin kunde kundin mandant mandantin chef chefin
-kassiert kassieren mutter vater arbeitet arbeiten berücksichtigen berücksichtigt ansetzen angesetzt lohnsteuerabzug mein meine meinen meinem meiner unser unsere unseren unserem unserer eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
+kassiert kassieren mutter vater arbeitet arbeiten bleiben bleibt berücksichtigen berücksichtigt ansetzen angesetzt lohnsteuerabzug mein meine meinen meinem meiner unser unsere unseren unserem unserer eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
 # what a percentage is taken of ("Wie viel Prozent DB fallen auf die Lohnsumme an?"): said by a question asking for a
 # rate, but seldom in the rate's row
 _RATE_BASES = frozenset(light_stem(fold_plain(w)) for w in """
@@ -63,7 +63,7 @@ bemessungsgrundlage beitragsgrundlage entgelt entgelts bruttoentgelt gehalt geh�
 _SAME_AS = {"start": "beginn", "startet": "beginn", "anfang": "beginn", "tochter": "kind", "sohn": "kind",
             "toechter": "kind", "soehne": "kind", "nachts": "nachtarbeit", "nacht": "nachtarbeit",
             "nachtdienst": "nachtarbeit", "nachtdienste": "nachtarbeit", "nachtschicht": "nachtarbeit",
-            "nachtschichten": "nachtarbeit"}
+            "nachtschichten": "nachtarbeit", "zusammen": "gemeinsam"}
 # "mehr als die Hälfte seiner Arbeitszeit in der Nacht", "fast nur Nachtdienste": what a row calls "überwiegend"
 _MOSTLY = re.compile(r"\bmehr\s+als\s+die\s+h[äa]lfte(?:\s+(?:der|seiner|ihrer)\s+\w*arbeitszeit)?\b|\bgr(?:ö|oe)(?:ß|ss)tenteils\b|\bgro(?:ß|ss)teils\b"
                      r"|\bhaupts[äa]chlich\b|\bfast\s+(?:nur|ausschlie(?:ß|ss)lich|immer)\b"
@@ -178,6 +178,10 @@ _TRANSIT_NOT = re.compile(rf"\b{_TRANSIT}\s+(?:\w+\s+){{0,3}}(?:nicht\s+zumutbar
 _TRANSIT_OK = re.compile(rf"\b{_TRANSIT}\s+(?:\w+\s+){{0,3}}zumutbar|\b(?:problemlos|gut|leicht|ohne\s+weiteres)\s+"
                          rf"(?:\w+\s+){{0,2}}mit\s+{_TRANSIT}|\bmit\s+{_TRANSIT}\s+(?:\w+\s+){{0,3}}(?:problemlos|"
                          rf"gut|leicht)\b", re.I)
+# a case told about a person before the ask ("Unser Portier arbeitet fast nur in der Nacht. Bis zu …?")
+_TOLD_CASE = re.compile(r"^\s*(?:unser|unsere|ein|eine|der|die|mein|meine)\s+[A-ZÄÖÜ][\w-]+\s+(?:arbeitet|ist|hat|wohnt|"
+                        r"fährt|pendelt|verdient|bekommt|erhält|war|wird|leistet|macht)\b[^?]*?[.!]\s+\S", re.I)
+_SELECTING = frozenset({light_stem(fold_plain("überwiegend"))})
 # a distance the case tells ("wohnt 50 km von der Firma entfernt")
 _STATED_DISTANCE = re.compile(r"\b\d{1,3}\s*(?:km|kilometer)\b", re.I)
 _STATED_PAY = re.compile(r"(?:€\s*\d{1,3}(?:\.\d{3})+|\d{1,3}(?:\.\d{3})+\s*(?:€|Euro))")
@@ -307,9 +311,12 @@ _CASE_END = re.compile(r"[.:!](?=\s+[A-ZÄÖÜa-zäöü])")
 def _case_words(text: str) -> frozenset:
     ends = [m.end() for m in _CASE_END.finditer(text)]
     preamble = text[:ends[-1]] if ends else ""
-    if not preamble or not (_STATED_PAY.search(preamble) or _STATED_DISTANCE.search(preamble)):
+    if not preamble or not (_STATED_PAY.search(preamble) or _STATED_DISTANCE.search(preamble)
+                            or _TOLD_CASE.match(text)):
         return frozenset()
-    return frozenset(light_stem(fold_plain(w)) for w in word_tokens(preamble) if not w.isdigit())
+    # a word the ask names too is the ask's; "überwiegend" selects a row wherever it is told
+    asked = {light_stem(fold_plain(w)) for w in word_tokens(text[len(preamble):])} | _SELECTING
+    return frozenset(light_stem(fold_plain(w)) for w in word_tokens(preamble) if not w.isdigit()) - asked
 
 
 # "Ab welchem Jahreseinkommen gilt der Steuersatz von 48 %?": the rate is given, the threshold (a row label) asked

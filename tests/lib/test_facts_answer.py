@@ -483,6 +483,18 @@ def test_public_transport_told_in_the_case_decides_the_pendlerpauschale(facts, q
     assert shown in text and not_shown not in text, text
 
 
+@pytest.mark.parametrize("question", [
+    # a case told about a person: its words need no counterpart; "fast nur in der Nacht" still selects the row
+    "Unser Portier arbeitet fast nur in der Nacht. Bis zu welchem Monatsbetrag bleiben seine SEG-Zulagen und "
+    "Nachtzuschläge lohnsteuerfrei?",
+    "Ein Mitarbeiter arbeitet im Monat überwiegend in der Nachtschicht. Bis zu welchem Betrag sind seine SEG-Zulagen "
+    "und Nachtzuschläge zusammen lohnsteuerfrei?",
+])
+def test_a_case_told_about_a_person_keeps_the_row_its_condition_selects(facts, question):
+    text = answer(question, facts).text
+    assert "€ 540 monatlich [lb-ust-03]" in text and "€ 360" not in text, text
+
+
 def test_a_rate_per_km_is_worked_out_for_the_stated_distance(facts):
     text = answer("Pendlereuro bei 45 km einfacher Strecke – wie viel ist das im Jahr?", facts).text
     assert "gerechnet für 45 km (2025): 45 × € 2 = € 90 [lb-pen-02] (Stand 2025-01)" in text
