@@ -495,6 +495,12 @@ def test_a_case_told_about_a_person_keeps_the_row_its_condition_selects(facts, q
     assert "€ 540 monatlich [lb-ust-03]" in text and "€ 360" not in text, text
 
 
+def test_a_vorteil_is_the_sachbezug(facts):
+    text = answer("Die Firma bezahlt einem Mitarbeiter die Wallbox in seiner Garage daheim für das E-Firmenauto. Bis "
+                  "zu welchem Betrag muss das nicht als Vorteil versteuert werden?", facts).text
+    assert "Ladeeinrichtung beim Arbeitnehmer ohne Jahresangabe: bis € 2.000 kein Sachbezug [lb-sb-02]" in text, text
+
+
 def test_a_rate_per_km_is_worked_out_for_the_stated_distance(facts):
     text = answer("Pendlereuro bei 45 km einfacher Strecke – wie viel ist das im Jahr?", facts).text
     assert "gerechnet für 45 km (2025): 45 × € 2 = € 90 [lb-pen-02] (Stand 2025-01)" in text
