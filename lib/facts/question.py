@@ -53,7 +53,7 @@ pflicht verpflichtend machen durchführen durchzuführen zuhause daheim garage v
 firma nix nichts
 ihre ihrer ihren seine seiner seinen samt gearbeitet möchte möchten will wollen
 klient klientin kunde kundin mandant mandantin chef chefin
-kassiert kassieren mutter vater arbeitet arbeiten bleiben bleibt berücksichtigen berücksichtigt ansetzen angesetzt lohnsteuerabzug mein meine meinen meinem meiner unser unsere unseren unserem unserer eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
+kassiert kassieren mutter vater arbeitet arbeiten bleiben bleibt weiter weitergezahlt weiterbezahlt berücksichtigen berücksichtigt ansetzen angesetzt lohnsteuerabzug mein meine meinen meinem meiner unser unsere unseren unserem unserer eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
 # what a percentage is taken of ("Wie viel Prozent DB fallen auf die Lohnsumme an?"): said by a question asking for a
 # rate, but seldom in the rate's row
 _RATE_BASES = frozenset(light_stem(fold_plain(w)) for w in """
@@ -180,7 +180,7 @@ _TRANSIT_OK = re.compile(rf"\b{_TRANSIT}\s+(?:\w+\s+){{0,3}}zumutbar|\b(?:proble
                          rf"(?:\w+\s+){{0,2}}mit\s+{_TRANSIT}|\bmit\s+{_TRANSIT}\s+(?:\w+\s+){{0,3}}(?:problemlos|"
                          rf"gut|leicht)\b", re.I)
 # a case told about a person before the ask ("Unser Portier arbeitet fast nur in der Nacht. Bis zu …?")
-_TOLD_CASE = re.compile(r"^\s*(?:unser|unsere|ein|eine|der|die|mein|meine)\s+[A-ZÄÖÜ][\w-]+\s+(?:arbeitet|ist|hat|wohnt|"
+_TOLD_CASE = re.compile(r"^\s*(?:unser|unsere|ein|eine|der|die|mein|meine)\s+[A-ZÄÖÜ][\w-]+\s+(?:arbeitet|ist|hat|hatte|wohnt|"
                         r"fährt|pendelt|verdient|bekommt|erhält|war|wird|leistet|macht)\b[^?]*?[.!]\s+\S", re.I)
 _SELECTING = frozenset({light_stem(fold_plain("überwiegend"))})
 # a distance the case tells ("wohnt 50 km von der Firma entfernt")

@@ -495,6 +495,13 @@ def test_a_case_told_about_a_person_keeps_the_row_its_condition_selects(facts, q
     assert "€ 540 monatlich [lb-ust-03]" in text and "€ 360" not in text, text
 
 
+def test_a_staged_row_for_a_told_length_of_service(facts):
+    text = answer("Ein Arbeiter im 20. Dienstjahr hatte einen Arbeitsunfall. Wie viele Wochen bekommt er das volle "
+                  "Entgelt weiter?", facts).text
+    assert "ab dem 16. Dienstjahr – volles Entgelt je Arbeitsunfall ohne Jahresangabe: 10 Wochen [lb-efz-02]" in text
+    assert "8 Wochen" not in text, text
+
+
 def test_a_vorteil_is_the_sachbezug(facts):
     text = answer("Die Firma bezahlt einem Mitarbeiter die Wallbox in seiner Garage daheim für das E-Firmenauto. Bis "
                   "zu welchem Betrag muss das nicht als Vorteil versteuert werden?", facts).text
