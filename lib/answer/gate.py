@@ -243,13 +243,24 @@ _ACRONYM_RE = re.compile(r"(?<!\ban\s)(?<!\bfür\s)\b(?:der|die|das|dem|den|vom|
 _NOT_INSTITUTIONS = frozenset({"eur", "usd", "chf"})
 
 
+def _asking(question: str) -> str:
+    """The sentence that asks: the last one ("Wir haben 30 Mitarbeiter. Wie viel ersetzt uns die AUVA?")."""
+    return re.split(r"(?<=[.!?])\s+", (question or "").strip())[-1]
+
+
+def _institutions(question: str) -> list[str]:
+    """The institutions the asking sentence names by their letters ("… mit Förderung vom AMS. Wie viel muss die
+    Firma draufzahlen?" asks the firm's share, not the AMS's)."""
+    return [a for a in _ACRONYM_RE.findall(_asking(question))
+            if not a.endswith(("G", "B")) and fold_plain(a) not in _NOT_INSTITUTIONS]
+
+
 def _unnamed_acronym(question: str, texts, synonyms) -> str | None:
     """The institution the question names by its letters (:data:`_ACRONYM_RE`) that none of ``texts`` names,
     itself or through a synonym-table row ("HBGL" for "Höchstbeitragsgrundlage"); else None. Measured on the
     seen gold sets: every such letters-only name the expected entries do not name was asked by a question the
     base cannot answer ("Wie viel ersetzt die AUVA …", "Kurzarbeitsbeihilfe vom AMS")."""
-    found = [a for a in _ACRONYM_RE.findall(question or "")
-             if not a.endswith(("G", "B")) and fold_plain(a) not in _NOT_INSTITUTIONS]
+    found = _institutions(question)
     if not found:
         return None
     words = set(re.findall(r"\w+", fold_plain(" ".join(t or "" for t in texts))))
@@ -274,9 +285,9 @@ def unvalued_institution(question: str, passages) -> tuple[str, list] | None:
     können bei der AUVA einen Zuschuss beantragen; Höhe und Wartezeiten sind … zu prüfen"): the base knows the
     payment, not its value. ``passages``: objects with a ``text`` (the passages of the entries an answer
     quotes); else None."""
-    if not _ASKS_AMOUNT_RE.search(question or ""):
+    if not _ASKS_AMOUNT_RE.search(_asking(question)):
         return None
-    for acronym in _ACRONYM_RE.findall(question or ""):
+    for acronym in _institutions(question):
         pattern = re.compile(rf"\b{re.escape(acronym)}\b")
         naming = [p for p in passages if pattern.search(p.text)]
         if naming and not any(_AMOUNT_RE.search(p.text) for p in naming):

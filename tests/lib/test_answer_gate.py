@@ -247,6 +247,8 @@ def test_an_institution_by_its_letters_must_be_named_by_the_entries():
     from lib.search.fulltext import parse_synonyms
     assert unaddressed_subject("Wie viel Prozent ersetzt uns die AUVA?", _EFZ) == "AUVA"
     assert unaddressed_subject("Wie viel Zuschuss bekommen wir vom AMS?", _EFZ) == "AMS"
+    assert unaddressed_subject("Er geht in Altersteilzeit, gefördert vom AMS. Wie viele Wochen Entgelt bei "
+                               "Krankheit?", _EFZ) is None
     named = _EFZ + ["Kleinere Arbeitgeber können bei der AUVA einen Zuschuss beantragen."]
     assert unaddressed_subject("Wie viel Prozent ersetzt uns die AUVA?", named) is None
     # through the synonym table; not a law (ASVG), not where a payment goes ("Beiträge an die ÖGK")
@@ -269,6 +271,9 @@ def test_an_institution_whose_passages_hold_no_amount_is_unvalued():
     assert unvalued_institution("Wie viel Prozent ersetzt uns die AUVA?", valued) is None
     assert unvalued_institution("Muss ich den Unfall der AUVA melden?", passages) is None
     assert unvalued_institution("Wie viel Prozent ersetzt uns die Versicherung?", passages) is None
+    # named before the asking sentence, the institution is the case, not what is asked
+    assert unvalued_institution("Er arbeitet halbtags, mit Förderung vom AUVA. Wie viel muss die Firma draufzahlen?",
+                                passages) is None
 
 
 def test_a_client_quoted_in_a_label_is_a_person_not_a_subject():
