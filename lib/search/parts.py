@@ -8,7 +8,8 @@ finds the "und"/"sowie" of the asking sentence that joins two asks and writes ea
   a lead-in before a colon or dash ("ATZ: …", "Angestellter im 16. DJ: …") and, when two nouns share it, the rest
   of the sentence ("DB und KommSt – Sätze 2025?" → "DB – Sätze 2025?", "KommSt – Sätze 2025?");
 - two prepositional phrases share the words before them ("HBGl 2025 für laufende Bezüge und für die SZ");
-- a year named in one part only is carried to a part that names none.
+- a year named in one part only is carried to a part that names none;
+- a second ask that only names another noun ("… und wie viel der Dienstgeber?") takes the first ask's words.
 
 Not split: words joined inside a compound ("DN- und DG-Anteil"), ranges ("zwischen 20 und 40 km", "280 und 300"),
 an "und" inside brackets or quotes, a part without a content word. Pure and linear in the question's length.
@@ -80,6 +81,7 @@ def split(question: str) -> list[str]:
         # "Urlaubsanspruch … und wann verjährt er?", "… steuerfrei und bis zu welchem Betrag im Monat?": the
         # second part needs the first
         return [question]
+    parts = [parts[0]] + [_complete_ellipsis(parts[0], part) for part in parts[1:]]
     parts = _carry_year(parts)
     out = [" ".join(filter(None, [context, lead, _question_mark(p, capital=not lead)])) for p in parts[:MAX_PARTS]]
     return out if len(set(out)) == len(out) else [question]
@@ -282,6 +284,23 @@ def _carry_year(parts):
             part = stripped + " " + year
         out.append(part)
     return out
+
+
+_ELLIPSIS = re.compile(r"^(?P<ask>(?:\w+\s+){1,2}?)(?P<article>der|die|das|den|dem)\s+"
+                       r"(?P<noun>[A-ZÄÖÜ][\w-]*(?:\s+[A-ZÄÖÜ][\w-]*)?)\s*\??$")
+
+
+def _complete_ellipsis(first, second):
+    """A second ask that only names another noun ("… zahlt 2025 der Dienstnehmer insgesamt … und wie viel der
+    Dienstgeber?"): the first ask with that noun in place of the first's after the same article ("Wie viel Prozent
+    SV zahlt 2025 der Dienstgeber insgesamt …"); else ``second``."""
+    m = _ELLIPSIS.match(second.strip())
+    if not m or m.group("ask").split()[0].lower() != (_words(first) or [""])[0].lower():
+        return second
+    target = re.search(rf"\b{m.group('article')}\s+[A-ZÄÖÜ][\w-]*", first)
+    if not target:
+        return second
+    return first[:target.start()] + f"{m.group('article')} {m.group('noun')}" + first[target.end():]
 
 
 def _question_mark(part, capital=True):

@@ -23,6 +23,12 @@ from lib.search.parts import MAX_PARTS, split
     ("Abmeldefrist bei der ÖGK und Mindestdauer einer Karenz?",
      ["Abmeldefrist bei der ÖGK?", "Mindestdauer einer Karenz?"]),
     # two prepositional phrases: the words before them are shared, a verb after the second too
+    # a second ask that only names another noun takes the first ask with that noun
+    ("Wie viel Prozent SV zahlt 2025 der Dienstnehmer insgesamt vom laufenden Bezug und wie viel der Dienstgeber?",
+     ["Wie viel Prozent SV zahlt 2025 der Dienstnehmer insgesamt vom laufenden Bezug?",
+      "Wie viel Prozent SV zahlt 2025 der Dienstgeber insgesamt vom laufenden Bezug?"]),
+    ("Welchen Satz zahlt der Arbeitnehmer und welchen der Arbeitgeber?",
+     ["Welchen Satz zahlt der Arbeitnehmer?", "Welchen Satz zahlt der Arbeitgeber?"]),
     # two subjects in a long lead-in, the ask after it "jeweils": each subject gets the ask
     ("Mehrstundenzuschlag bei Teilzeit und Zuschlag für Überstunden nach AZG – wie viel Prozent jeweils?",
      ["Mehrstundenzuschlag bei Teilzeit – wie viel Prozent?", "Zuschlag für Überstunden nach AZG – wie viel Prozent?"]),
