@@ -122,6 +122,7 @@ def strip_periods(text: str) -> str:
     text = _HISTORIC_RE.sub(" ", text)
     text = " ".join(text.split()).strip(" ,;:–-")
     text = re.sub(r"\(\s*\)", "", text).strip()
+    text = re.sub(r"\(\s+", "(", re.sub(r"\s+\)", ")", text))      # "(Sachbezug 2024)" → "(Sachbezug)"
     while text.count("(") > text.count(")") and text.endswith(("(", " ")):
         text = text[:-1].rstrip()
     if text.count("(") > text.count(")"):

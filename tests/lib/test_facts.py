@@ -32,6 +32,12 @@ def test_amounts_are_no_periods_and_period_cells_are_qualifiers():
     assert not is_period_only("Referenzzinssatz 2023") and not is_period_only("€ 2.000")
 
 
+def test_a_label_loses_its_period_and_keeps_tidy_brackets():
+    from lib.facts.periods import strip_periods
+    assert strip_periods("Richtwert Wien (Sachbezug 2024)") == "Richtwert Wien (Sachbezug)"
+    assert strip_periods("Taggeld (ab 2025)") == "Taggeld"
+
+
 @pytest.mark.parametrize("text,amount,unit,bound", [
     ("€ 551,10", "551.10", "€", ""), ("27,5 %", "27.5", "%", ""), ("über € 1.000.000", "1000000", "€", "über"),
     ("€ 1 Mio.", "1000000", "€", ""), ("8 Wochen", "8", "Wochen", ""), ("30.000 km", "30000", "km", ""),
