@@ -25,16 +25,16 @@ def parts_of(prepared):
 
 
 def whole_is_a_fact(steps, prepared, questions, filters, mode):
-    """True when the facts answer no part of a split question, or every part alike, but the whole of it: "Bis zu
-    welchem Betrag bleiben seine SEG-Zulagen und Nachtzuschläge lohnsteuerfrei?" asks one joint Höchstbetrag, not
-    one per noun.
-    ``prepared`` (the whole) then holds the fact answer; the parts' fact answers are looked up again by
-    ``_prepare`` (a few milliseconds each)."""
+    """True when the facts answer every part of a split question with the same lines and the whole question as
+    well: "Bis zu welchem Betrag bleiben seine SEG-Zulagen und Nachtzuschläge lohnsteuerfrei?" asks one joint
+    Höchstbetrag, not one per noun. ``prepared`` (the whole) then holds the fact answer. Not when the facts answer
+    no part: the whole's answer may then hold one of two asked values ("… der Dienstnehmer-Anteil und der
+    Dienstgeber-Anteil …")."""
     with steps.step() as env:
         agent = env["pv.kb.agent"]
         answers = [agent._facts_first(question, filters, mode=mode).fact_answer for question in questions]
-        if any(answers) and not (all(answers) and len({a.text for a in answers}) == 1):
-            return False        # the parts are answered each on its own (the same answer twice is one)
+        if not all(answers) or len({a.text for a in answers}) != 1:
+            return False
         return agent._facts_first(prepared, filters, mode=mode).fact_answer is not None
 
 

@@ -108,9 +108,9 @@ class TestFactAnswers(StandInCase):
         self.assertTrue({"lb-lnk-01", "lb-gfb-01"} <= set(result.query.retrieved_ids.split(", ")))
         self.assertEqual("".join(streamed), result.answer)
 
-    def test_nouns_of_one_joint_value_are_answered_whole_when_no_part_names_facts(self):
-        # split in two ("… bleiben seine SEG-Zulagen …", "… seine Nachtzuschläge …"), no part names a fact; the
-        # whole question asks the joint Höchstbetrag of someone working mostly at night
+    def test_nouns_of_one_joint_value_are_answered_whole(self):
+        # split in two ("… bleiben seine SEG-Zulagen …", "… seine Nachtzuschläge …"), each part gets the same fact
+        # lines: the whole question asks the joint Höchstbetrag of someone working mostly at night
         asked = ("Unser Portier arbeitet fast nur in der Nacht. Bis zu welchem Monatsbetrag bleiben seine "
                  "SEG-Zulagen und Nachtzuschläge lohnsteuerfrei?")
         result = self.env["pv.kb.agent"]._ask(asked)
@@ -119,6 +119,10 @@ class TestFactAnswers(StandInCase):
         self.assertNotIn("€ 360", result.answer)
         self.assertNotIn("**", result.answer, "one answer, no part headings")
         self.assertFalse(self.chat_requests(), "the model was not asked")
+        # two values asked at once stay two parts, even where the whole question's facts would give one of them
+        both = self.env["pv.kb.agent"]._ask("Wie hoch sind 2025 der Dienstnehmer-Anteil und der Dienstgeber-Anteil "
+                                            "zur Sozialversicherung insgesamt?")
+        self.assertIn("**", both.answer, "answered part by part")
 
     def test_a_part_the_base_does_not_answer_keeps_its_refusal(self):
         result = self.env["pv.kb.agent"]._ask("GFB 2025 und GFB 2027?")
