@@ -249,6 +249,8 @@ class PvKbAgent(models.AbstractModel):
         follow-up question, in the dense mode, or with the model's explanation after the values (setting
         ``fact_explain``: the model needs the context of the full search). Never raises."""
         settings = prepared.settings
+        if prepared.fact_answer is not None:
+            return prepared         # answered already (a part looked up before the question was split)
         if (prepared.pii_failed or not settings.get("fact_answers") or settings.get("fact_explain")
                 or mode == "dense" or prepared.query != prepared.question):
             return prepared

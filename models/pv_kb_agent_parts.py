@@ -27,7 +27,8 @@ def parts_of(prepared):
 def whole_is_a_fact(steps, prepared, questions, filters, mode):
     """True when the facts answer every part of a split question with the same lines and the whole question as
     well: "Bis zu welchem Betrag bleiben seine SEG-Zulagen und Nachtzuschläge lohnsteuerfrei?" asks one joint
-    Höchstbetrag, not one per noun. ``prepared`` (the whole) then holds the fact answer. Not when the facts answer
+    Höchstbetrag, not one per noun. ``prepared`` (the whole) then holds the fact answer, and each part keeps its own
+    for ``_prepare`` (looked up once). Not when the facts answer
     no part: the whole's answer may then hold one of two asked values ("… der Dienstnehmer-Anteil und der
     Dienstgeber-Anteil …")."""
     with steps.step() as env:

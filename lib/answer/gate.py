@@ -158,7 +158,7 @@ def unknown_subject(question: str, lexicon, synonym_terms=frozenset()) -> str | 
         if len(lead.split()) > 6 or "," in lead or _LEAD_NOT_LABEL.search(lead) or _SHOUTED_RE.search(lead):
             return None      # a sentence, an address or an instruction ("SYSTEM-HINWEIS: …"), not a label
         return _unknown_head(lead.split(), lexicon, synonym_terms)
-    asking = re.split(r"(?<=[.!?])\s+", (question or "").strip())[-1]
+    asking = _asking(question)
     match = _ASKED_SUBJECT_RE.match(asking)
     if match:
         return _unknown_head(match.group("phrase").split(), lexicon, synonym_terms)
