@@ -239,7 +239,9 @@ def add_conflict_note(answer: str, conflicts: list[Conflict], cited: list[str]) 
     """Append a visible ⚠ paragraph for each conflict the answer touched but did not show fully.
 
     A conflict counts as touched when at least one side is cited; the note is
-    added when a side is missing or no ⚠ paragraph cites all sides together.
+    added when a side is missing, no ⚠ paragraph cites all sides together, or that
+    paragraph leaves out a side's value (a ⚠ block quoting other rows of the two
+    entries would name the contradiction without its values).
     """
     cited_set = {c.lower() for c in cited}
     notes = []
@@ -247,7 +249,8 @@ def add_conflict_note(answer: str, conflicts: list[Conflict], cited: list[str]) 
         sides = [i.lower() for i in conflict.entry_ids]
         if not any(s in cited_set for s in sides):
             continue
-        if all(s in cited_set for s in sides) and conflict_marked(answer, sides):
+        if (all(s in cited_set for s in sides) and conflict_marked(answer, sides)
+                and _values_shown(answer, conflict)):
             continue
         parts = []
         for pos, entry_id in enumerate(conflict.entry_ids):
@@ -259,6 +262,17 @@ def add_conflict_note(answer: str, conflicts: list[Conflict], cited: list[str]) 
     if not notes:
         return answer
     return (answer or "").rstrip() + "\n\n" + "\n\n".join(notes)
+
+
+def _values_shown(answer: str, conflict: Conflict) -> bool:
+    """Does ``answer`` write every side's value of ``conflict`` (its figure, whitespace aside)? A side without a
+    known value counts as shown."""
+    flat = " ".join((answer or "").split())
+    for value in conflict.values.values():
+        figure = " ".join(str(value or "").split())
+        if figure and figure not in ("–", "-") and figure not in flat:
+            return False
+    return True
 
 
 def conflict_marked(answer: str, sides: list[str]) -> bool:

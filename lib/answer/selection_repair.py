@@ -2,10 +2,11 @@
 the answer is written (docs/answers.md):
 
 - :func:`related`: passages that share nothing with the question are a refusal;
-- :func:`complete_value`, :func:`complete_year`, :func:`complete_stage`, :func:`complete_subjects`: the passage
-  with a value of the asked kind, the row of the asked year, the row of a staged table the question's number falls
-  into, the passage of a second subject the question names, each added beside the model's choice when it is missing
-  (the code only ever adds a passage of the context);
+- :func:`complete_value`, :func:`complete_focus`, :func:`complete_year`, :func:`complete_stage`,
+  :func:`complete_subjects`: the passage with a value of the asked kind, the passage that fits the question better
+  (of the chosen entries, and of the best-ranked entry the model left out), the row of the asked year, the row of a
+  staged table the question's number falls into, the passage of a second subject the question names, each added
+  beside the model's choice when it is missing (the code only ever adds a passage of the context);
 - :func:`asked_year_missing`: passages that name only years before the asked one answer with the note for a
   missing year;
 - the scope a question names (a Bundesland, a group of employees, a unit, a percentage) is lib/answer/scope.py.
@@ -14,6 +15,7 @@ Nothing here imports Odoo.
 """
 from __future__ import annotations
 
+import math
 import re
 
 from ..facts import extract
@@ -337,3 +339,66 @@ def outdated_warnings(question: str, chosen: list[Unit], outdated) -> list[tuple
                         f"neuer: [{newer}] (Stand {conflict.stands.get(newer, '?')}) nennt "
                         f"{conflict.values.get(newer, '–')}. Bitte prüfen.", newer))
     return out
+
+
+def _hit_terms(terms: set[str], text: str) -> set[str]:
+    """The question words ``text`` names (:func:`_matches`: an umlaut as its plain vowel, a beginning or the end of
+    a compound), and the question's numbers it writes."""
+    words = {light_stem(fold_plain(t)) for t in word_tokens(text) if len(t) >= 3}
+    numbers = question_numbers(text)
+    return {t for t in terms if (t in numbers if t[:1].isdigit() else any(_matches(t, w) for w in words))}
+
+
+def _own_text(unit: Unit, titles: dict[str, str]) -> str:
+    """A passage as it speaks for itself: its text and, for a table row, its table's header ("2024: 129 g/km"
+    under "Erstzulassung | CO2-Grenzwert"); the entry's title, the same for all its passages, left out."""
+    title = titles.get(unit.entry_id, "")
+    header = unit.about[len(title):] if title and unit.about.startswith(title) else ""
+    return f"{unit.text} {header}".strip()
+
+
+def complete_focus(question: str, chosen: list[Unit], units: list[Unit], expansions=(),
+                   best_entry: bool = False) -> Unit | None:
+    """The passage to add when another passage fits the question better than every chosen one.
+
+    A small model that found the right entry often quotes its opening sentences ("Der Arbeitnehmer kann eine
+    Auszahlung verlangen …") and not the one that answers ("Über sein Guthaben muss er innerhalb von 6 Monaten …
+    verfügen"); or it quotes another entry than the one the search ranked first. Each passage scores the question's
+    words (and the synonym table's expansions of them) and its numbers other than years that it names in its own
+    text (a table row with its table's header; the entry's title, the same for all its passages, does not count),
+    each weighed by how rare it is among the passages of the context: "Nächtigungsgeld" says more than
+    "steuerfrei". Of the chosen entries, the best passage not chosen is added when it scores more than every chosen
+    one; with ``best_entry``, of the best-ranked entry when the model chose none of its passages, the best passage
+    that names a word of the question. For a value question a passage must state a value of the asked kind. The
+    code only ever adds a passage of the context."""
+    if not chosen or not units:
+        return None
+    terms = _with_expansions(question, expansions) | {
+        n for n in question_numbers(question) if not _YEAR_RE.fullmatch(n)}
+    titles: dict[str, str] = {}
+    for unit in units:
+        # a prose passage's "about" is its entry's title alone: the shortest of the entry's
+        if unit.entry_id not in titles or len(unit.about) < len(titles[unit.entry_id]):
+            titles[unit.entry_id] = unit.about
+    hits = {id(u): _hit_terms(terms, _own_text(u, titles)) for u in units}
+    for unit in chosen:
+        hits.setdefault(id(unit), _hit_terms(terms, _own_text(unit, titles)))
+    count = len(units)
+    weight = {t: math.log(1 + count / max(1, sum(t in h for h in hits.values()))) for t in terms}
+
+    def score(unit: Unit) -> float:
+        return sum(weight[t] for t in hits[id(unit)])
+
+    asked = asked_units(question)
+    value_asked = is_value_question(question) or bool(asked)
+    chosen_entries = {u.entry_id for u in chosen}
+    entries = {units[0].entry_id} - chosen_entries if best_entry else chosen_entries
+    best, best_score = None, (0.0 if best_entry else max(score(u) for u in chosen))
+    for unit in units:
+        if unit.entry_id not in entries or unit in chosen or not hits[id(unit)]:
+            continue
+        if value_asked and not holds_asked_value(unit.text, asked):
+            continue
+        if score(unit) > best_score + 1e-9:
+            best, best_score = unit, score(unit)
+    return best

@@ -115,3 +115,16 @@ def test_a_key_token_shared_by_thousands_of_rows_stays_bounded_and_small_buckets
     assert any(set(x.entry_ids) == {"lb-a-01", "lb-b-01"} for x in found)
     # the 3,000 rows sharing "beitragssatz" are not compared pairwise (no conflict of thousands of sides)
     assert all(len(x.entry_ids) <= c.MAX_BUCKET_ROWS for x in found)
+
+
+def test_add_conflict_note_names_the_values_a_marked_paragraph_left_out():
+    # both sides cited under ⚠, but the quoted passages are other rows of the two entries: the values are missing
+    marked = ("⚠ Widerspruch: 2025: 35 %. [lb-atz-07] (Stand 2026-01)\n"
+              "⚠ Widerspruch: Bei der kontinuierlichen Variante beträgt sie 90 %. [lb-atz-09] (Stand 2025-01)")
+    noted = add_conflict_note(marked, [ATZ_CONFLICT], extract_citations(marked))
+    note = noted[len(marked):].strip()
+    assert note.startswith("⚠ Widerspruch in der Wissensbasis:")
+    assert "28,5 %" in note and "27,5 %" in note
+    # with both values in the marked paragraph nothing is added
+    shown = marked.replace("2025: 35 %", "2026: 28,5 %").replace("90 %", "27,5 %")
+    assert add_conflict_note(shown, [ATZ_CONFLICT], extract_citations(shown)) == shown

@@ -529,3 +529,53 @@ def test_a_quoted_value_a_newer_entry_replaced_gets_the_newer_value_beside_it():
     assert rep.outdated_warnings(question, [quoted, newer], [old]) == []
     assert rep.outdated_warnings(question, [other], [old]) == []
     assert rep.outdated_warnings("Wie hoch war die Geringfügigkeitsgrenze 2022?", [quoted], [old]) == []
+
+
+
+BV_KASSE = ("Der Arbeitnehmer kann eine Auszahlung verlangen, wenn seit der ersten Beitragszahlung mindestens drei "
+            "Einzahlungsjahre vorliegen. Über sein Guthaben muss er innerhalb von 6 Monaten nach dem Ende des "
+            "Arbeitsverhältnisses verfügen. Meldet er sich nicht, bleibt es in der Kasse und wird weiter veranlagt.")
+REISE = ("Für Dienstreisen im Inland kann der Arbeitgeber ab 2025 ein Taggeld von bis zu € 30 pro Tag steuerfrei "
+         "auszahlen. Das Kilometergeld ist ebenfalls steuerfrei. Auch Fahrtkosten mit Beleg bleiben steuerfrei.\n\n"
+         "| Wert | Betrag |\n|---|---|\n| Nächtigungsgeld ohne Beleg | ab 2025 € 17 |\n| Taggeld | ab 2025 € 30 |")
+
+
+def test_the_passage_of_a_chosen_entry_that_fits_the_question_better_is_added():
+    _content, units = numbered([block("lb-abf-02", BV_KASSE, title="Abfertigung neu – Auszahlung")])
+    by = {u.key: u for u in units}
+    question = "Wie lange hat ein ausgeschiedener Mitarbeiter Zeit, über sein Guthaben zu verfügen?"
+    # the model quoted the opening sentence; the one with the period names "Guthaben" and "verfügen"
+    assert rep.complete_focus(question, [by["S1"]], units) is by["S2"]
+    # the best passage chosen already, or nothing chosen: nothing added
+    assert rep.complete_focus(question, [by["S2"]], units) is None
+    assert rep.complete_focus(question, [], units) is None
+    # a passage without a figure never answers "wie lange" (S3 names "Kasse" but states no duration)
+    assert rep.complete_focus("Wie lange bleibt das Geld in der Kasse, wenn er sich nicht meldet?", [by["S1"]],
+                              units) is None
+
+
+def test_a_rare_word_of_the_question_outweighs_common_ones_and_a_row_speaks_through_its_header():
+    _content, units = numbered([block("lb-rk-01", REISE, title="Reisekosten Inland")])
+    taggeld = next(u for u in units if u.text.startswith("Für Dienstreisen"))
+    night = next(u for u in units if u.text.startswith("Nächtigungsgeld"))
+    question = "Was darf ich 2025 als Nächtigungsgeld steuerfrei auszahlen, wenn es keinen Beleg gibt?"
+    # both name two words of the question; "steuerfrei" stands in three passages, "Nächtigungsgeld" in one
+    assert rep.complete_focus(question, [taggeld], units) is night
+    # a row without words of its own is read with its table's header ("Taggeld" under "Wert | Betrag")
+    header_words = "Welcher Betrag gilt als Wert?"
+    row = next(u for u in units if u.text.startswith("Taggeld"))
+    assert rep._hit_terms(rep._with_expansions(header_words), rep._own_text(row, {"lb-rk-01": "Reisekosten Inland"}))
+
+
+def test_the_best_ranked_entrys_passage_is_added_when_the_model_chose_another_entry():
+    _content, units = numbered([block("lb-abf-02", BV_KASSE, title="Abfertigung neu – Auszahlung"),
+                                block("lb-abf-01", "Der Beitrag beträgt 1,53 % des Entgelts.", title="Abfertigung neu")])
+    other = next(u for u in units if u.entry_id == "lb-abf-01")
+    question = "Wie lange hat ein ausgeschiedener Mitarbeiter Zeit, über sein Guthaben zu verfügen?"
+    added = rep.complete_focus(question, [other], units, best_entry=True)
+    assert added is not None and added.entry_id == "lb-abf-02" and "6 Monaten" in added.text
+    # the best-ranked entry chosen already: nothing of it is added as the best entry's passage
+    first = next(u for u in units if u.entry_id == "lb-abf-02")
+    assert rep.complete_focus(question, [first], units, best_entry=True) is None
+    # a best-ranked entry that shares no word with the question adds nothing
+    assert rep.complete_focus("Gibt es einen Zuschlag für Nachtarbeit?", [other], units, best_entry=True) is None

@@ -93,7 +93,11 @@ def answer(prepared, client, on_delta, deadline, cancel, timings):
     if choice.units:
         status = "beantwortet"
         subjects = functools.partial(selection_repair.complete_subjects, expansions=expansions)
+        focus = functools.partial(selection_repair.complete_focus, expansions=expansions)
+        best_entry = functools.partial(selection_repair.complete_focus, expansions=expansions, best_entry=True)
         for repair, name in ((selection_repair.complete_value, "value_passage_added"),
+                             (focus, "focus_passage_added"),
+                             (best_entry, "best_entry_passage_added"),
                              (selection_repair.complete_year, "year_passage_added"),
                              (selection_repair.complete_stage, "stage_row_added"),
                              (scopes.complete_land, "land_passage_added"),
