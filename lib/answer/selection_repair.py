@@ -24,7 +24,7 @@ from ..facts.lookup import asked_units
 from ..facts.tiers import holds, question_points, staged, tier_of
 from ..search.fulltext import is_value_question
 from ..text.german import fold_plain, light_stem, plain_vowels, word_tokens
-from ..text.numbers import CARDINALS
+from ..text.numbers import CARDINALS, digits_for_words
 from .focus import question_numbers, question_terms, term_hits
 from .selection import Unit
 
@@ -66,10 +66,12 @@ def related(question: str, chosen: list[Unit], expansions=()) -> bool:
     return bool(numbers & {n for u in chosen for n in question_numbers(u.text)})
 
 
-def holds_asked_value(text: str, asked: frozenset) -> bool:
+def holds_asked_value(text: str, asked: frozenset, worded: bool = False) -> bool:
     """Does a passage state a value of the asked kind (``asked``: lib/facts/lookup.asked_units; empty: any
-    number)? A date or a day of the month counts for "bis wann"."""
-    if not _DIGIT_RE.search(text or ""):
+    number)? A date or a day of the month counts for "bis wann". ``worded``: a span written in words ("rund acht
+    Stunden") counts too."""
+    text = digits_for_words(text or "") if worded else (text or "")
+    if not _DIGIT_RE.search(text):
         return False
     if not asked or asked & _DATE_KINDS:
         return True
@@ -109,7 +111,7 @@ def complete_value(question: str, chosen: list[Unit], units: list[Unit]) -> Unit
     for entries in ({u.entry_id for u in chosen}, {units[0].entry_id} if units else set()):
         best, best_score = None, 0
         for unit in units:
-            if unit.entry_id not in entries or unit in chosen or not holds_asked_value(unit.text, asked):
+            if unit.entry_id not in entries or unit in chosen or not holds_asked_value(unit.text, asked, worded=True):
                 continue
             score = term_hits(terms, unit.text) + 2 * len(numbers & question_numbers(unit.text))
             if score > best_score:
@@ -346,7 +348,10 @@ def _hit_terms(terms: set[str], text: str) -> set[str]:
     a compound), and the question's numbers it writes."""
     words = {light_stem(fold_plain(t)) for t in word_tokens(text) if len(t) >= 3}
     numbers = question_numbers(text)
-    return {t for t in terms if (t in numbers if t[:1].isdigit() else any(_matches(t, w) for w in words))}
+    # a short word begins a longer one with its umlaut: "Woche" in "wöchentlich"
+    plain = {plain_vowels(w) for w in words}
+    return {t for t in terms if (t in numbers if t[:1].isdigit() else any(_matches(t, w) for w in words)
+                                 or len(t) == 4 and any(w.startswith(plain_vowels(t)) for w in plain))}
 
 
 def _own_text(unit: Unit, titles: dict[str, str]) -> str:
@@ -397,7 +402,7 @@ def complete_focus(question: str, chosen: list[Unit], units: list[Unit], expansi
     for unit in units:
         if unit.entry_id not in entries or unit in chosen or not hits[id(unit)]:
             continue
-        if value_asked and not holds_asked_value(unit.text, asked):
+        if value_asked and not holds_asked_value(unit.text, asked, worded=True):
             continue
         if score(unit) > best_score + 1e-9:
             best, best_score = unit, score(unit)

@@ -86,8 +86,9 @@ _ASKS = (
     # no rates, and "Ersatzleistung" asks for an amount
     (re.compile(r"\b(?:prozent\w*|%|(?!(?:er|ein|zu|ab|um|auf|an)s[äa]tz)\w*s[äa]tz(?:e|es|en)?\b|\w*quote)", re.I),
      frozenset({"%", "Prozentpunkte"})),
+    # "wie viel (bezahlte) Freizeit": a span of time, not an amount
     (re.compile(r"\bwie\s+lange?\b|\bdauer\w*|\bwie\s+viele\s+(?:\w+\s+)?\w*(?:tage|werktage|arbeitstage|wochen|monate|"
-                r"jahre|stunden)\b", re.I), _DURATION_UNITS),
+                r"jahre|stunden)\b|\bwie\s*viel\s+(?:\w+\s+)?(?:frei)?zeit\b", re.I), _DURATION_UNITS),
     # "ab welcher Summe … fällig": an amount, though "fällig" follows
     (re.compile(r"\bwelche[rmns]?\s+(?:\w+en\s+)?(?:summe|betrag|h[öo]he|einkommen|jahreseinkommen|entgelt\w*"
                 r"|monatsbezug|bezug|lohnsumme)\b", re.I), _AMOUNT_UNITS),
