@@ -113,7 +113,7 @@ def complete_value(question: str, chosen: list[Unit], units: list[Unit]) -> Unit
         for unit in units:
             if unit.entry_id not in entries or unit in chosen or not holds_asked_value(unit.text, asked, worded=True):
                 continue
-            score = term_hits(terms, unit.text) + 2 * len(numbers & question_numbers(unit.text))
+            score = len(_hit_terms(terms, unit.text)) + 2 * len(numbers & question_numbers(unit.text))
             if score > best_score:
                 best, best_score = unit, score
         if best is not None:

@@ -579,3 +579,18 @@ def test_the_best_ranked_entrys_passage_is_added_when_the_model_chose_another_en
     assert rep.complete_focus(question, [first], units, best_entry=True) is None
     # a best-ranked entry that shares no word with the question adds nothing
     assert rep.complete_focus("Gibt es einen Zuschlag für Nachtarbeit?", [other], units, best_entry=True) is None
+
+
+def test_a_span_in_words_is_a_candidates_value_and_a_short_word_finds_its_umlauted_compound():
+    text = "Das Ausmaß beträgt wöchentlich ein Fünftel der Arbeitszeit, bei Vollzeit also rund acht Stunden."
+    spans = frozenset({"Stunden", "Wochen"})
+    assert not rep.holds_asked_value(text, spans)
+    assert rep.holds_asked_value(text, spans, worded=True)
+    assert "woch" in rep._hit_terms({"woch"}, text)
+    assert not rep._hit_terms({"monat"}, text)
+    postensuche = ("Kündigt der Arbeitgeber, hat der Arbeitnehmer während der Kündigungsfrist Anspruch auf bezahlte "
+                   "Freizeit zur Suche nach einem neuen Arbeitsplatz. " + text)
+    _content, units = numbered([block("lb-end-02", postensuche, title="Postensuchtage")])
+    question = "Wir haben gekündigt. Wie viel bezahlte Freizeit pro Woche steht ihm zu?"
+    # the opening sentence states no span: the sentence with "rund acht Stunden" is the value passage
+    assert rep.complete_value(question, [units[0]], units) is units[1]

@@ -194,6 +194,9 @@ def test_the_kind_of_value_a_question_asks_for():
     assert "€" in asked_units("Wie hoch ist die Urlaubsersatzleistung für 10 offene Tage?")
     assert asked_units("Bis zu welchem Umsatz gilt das?") != frozenset({"%", "Prozentpunkte"})
     assert "Wochen" in asked_units("Wie lange dauert der Mutterschutz?")
+    # "wie viel (bezahlte) Freizeit" asks for a span of time, not for an amount
+    assert "Stunden" in asked_units("Wie viel bezahlte Freizeit pro Woche steht ihm zu?")
+    assert "€" not in asked_units("Wie viel Zeit pro Woche bekommt sie für die Jobsuche?")
 
 
 def test_a_stated_rate_asks_for_the_row_that_holds_it(facts):
