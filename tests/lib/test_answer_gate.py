@@ -280,3 +280,19 @@ def test_a_client_quoted_in_a_label_is_a_person_not_a_subject():
     from lib.answer.gate import unaddressed_subject
     assert unaddressed_subject("Kunde schreibt: „Mein Verkaufsleiter kriegt ein Firmenauto“ – wie hoch ist der "
                                "Sachbezug?", ["Sachbezug Dienstwagen: 2 % der Anschaffungskosten"]) is None
+
+
+def test_meal_vouchers_are_not_named_by_a_text_on_meals_provided_on_business_trips():
+    """The shipped synonym table maps the Essensbon to its other name only: "Mahlzeiten" of the Taggeld rule
+    ("Stellt der Arbeitgeber Mahlzeiten bei, ist das Taggeld zu kürzen") are no meal vouchers."""
+    import pathlib
+    from lib.answer.gate import unaddressed_subject
+    from lib.search.fulltext import load_synonyms_csv, parse_synonyms
+    csv = pathlib.Path(__file__).resolve().parents[2] / "data" / "pv.kb.synonym.csv"
+    table = parse_synonyms(load_synonyms_csv(str(csv)))
+    taggeld = ["Reisekosten Inland", "Für Dienstreisen im Inland kann der Arbeitgeber ein Taggeld von bis zu € 30 pro "
+               "Tag steuerfrei auszahlen. Stellt der Arbeitgeber Mahlzeiten bei, ist das Taggeld zu kürzen."]
+    question = "Bis zu welchem Betrag pro Arbeitstag sind Essensgutscheine steuerfrei?"
+    assert unaddressed_subject(question, taggeld, table) == "Essensgutscheine"
+    # a text that names the voucher by its other name answers it
+    assert unaddressed_subject(question, taggeld + ["Essensbons sind bis € 8 pro Arbeitstag steuerfrei."], table) is None
