@@ -169,3 +169,13 @@ def test_a_preposition_before_a_question_word_starts_an_ask_of_its_own():
                   "mit welchem Satz fällt Kommunalsteuer an?")
     assert parts == ["Geschäftsführerin mit € 7.000 Monatsgehalt 2025: Von welchem Betrag rechne ich die SV-Beiträge?",
                      "Geschäftsführerin mit € 7.000 Monatsgehalt 2025: mit welchem Satz fällt Kommunalsteuer an?"]
+
+
+def test_two_things_asked_together_are_one_sum_not_two_asks():
+    # "zusammen" after the second subject: one value for both, not one per subject
+    question = "Bis zu welchem Jahresbetrag sind Urlaubszuschuss und Weihnachtsremuneration 2025 zusammen SV-pflichtig?"
+    assert split(question) == [question]
+    assert split("SEG-Zulagen und SFN-Zuschläge gemeinsam – bis wie viel im Monat lohnsteuerfrei?") == [
+        "SEG-Zulagen und SFN-Zuschläge gemeinsam – bis wie viel im Monat lohnsteuerfrei?"]
+    # two asks stay two, even when a later word says "insgesamt"
+    assert len(split("Wie hoch ist der DB-Satz 2025 und wie viel zahlen wir insgesamt an Kommunalsteuer?")) == 2
