@@ -185,6 +185,8 @@ _TOLD_CASE = re.compile(r"^\s*(?:unser|unsere|ein|eine|der|die|mein|meine)\s+[A-
                         r"fährt|pendelt|verdient|bekommt|erhält|war|wird|leistet|macht)\b[^?]*?[.!]\s+\S", re.I)
 _SELECTING = frozenset({light_stem(fold_plain("überwiegend"))})
 # a distance the case tells ("wohnt 50 km von der Firma entfernt")
+_CONDITION_CLAUSE = re.compile(r",?\s*\b(?:das|der|die|welche[rs]?)\s+(?:[\w-]+\s+){0,2}(?:über|unter|oberhalb|unterhalb)"
+                               r"\s+(?:dem|der|den)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:liegt|liegen|lag|lagen)\b", re.I)
 _STATED_DISTANCE = re.compile(r"\b\d{1,3}\s*(?:km|kilometer)\b", re.I)
 _STATED_PAY = re.compile(r"(?:€\s*\d{1,3}(?:\.\d{3})+|\d{1,3}(?:\.\d{3})+\s*(?:€|Euro))")
 _CEILING_KEY_WORDS = frozenset({light_stem(fold_plain("Höchstbeitragsgrundlage"))})
@@ -244,6 +246,8 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
         text = f"{text} großes Pauschale"
     elif _TRANSIT_OK.search(text):
         text = f"{text} kleines Pauschale"        # "mehrere geringfügig Beschäftigte": not "mehr" (als 60 km)
+    # "für ein Firmenauto, das über dem CO2-Grenzwert liegt": a condition on the case, not the value asked
+    text = _CONDITION_CLAUSE.sub(" ", text)
     # "ab welcher Summe ihrer Entgelte": what the sum is of belongs to the ask, like the sum itself
     text = _SUM_OF.sub(" ", text) if threshold else text
     text = _ASKED_SUM.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)], text)

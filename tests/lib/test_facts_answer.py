@@ -526,3 +526,14 @@ def test_the_concept_with_the_asked_year_and_the_words_before_its_table(facts):
     # Grenzwerte by year: its words account for "begünstigt"; the 1,5 % row of 2025 holds no value for 2024
     text = answer("CO2-Grenzwert 2024 für den begünstigten Sachbezug?", facts).text
     assert "2024: 129 g/km [lb-sb-01]" in text and "1,5 %" not in text and "keinen Wert" not in text
+
+
+def test_a_condition_on_the_case_is_not_the_value_asked(facts):
+    """"… für ein Firmenauto, das über dem CO2-Grenzwert liegt": the Grenzwert is the case's condition; its row
+    (126 g/km) is no answer to "maximaler Sachbezug"."""
+    question = "Was ist 2025 der maximale monatliche Sachbezug für ein Firmenauto, das über dem CO2-Grenzwert liegt?"
+    result = answer(question, facts)
+    assert result is None or "g/km" not in result.text
+    # asked for itself, the Grenzwert is answered
+    result = answer("Welcher CO2-Grenzwert gilt 2025 für den Sachbezug eines Firmenautos?", facts)
+    assert result is not None and "126 g/km" in result.text
