@@ -56,8 +56,12 @@ def answer(prepared, client, on_delta, deadline, cancel, timings):
     verdict = outcome.decide(violations, refused=checks.refused, has_blocks=bool(blocks))
     rejected = ""
     if verdict.show == "answer":
-        # every side of each conflict the answer touches, marked with ⚠: added in code where the model did not
-        answer = conflict_rules.add_conflict_note(answer, conflicts, citations.extract_citations(answer))
+        # every side of each conflict the answer touches, marked with ⚠ and with its value: added in code where the
+        # model did not, and streamed after the model's text
+        noted = conflict_rules.add_conflict_note(answer, conflicts, citations.extract_citations(answer))
+        if on_delta and noted != answer and noted.startswith(answer):
+            on_delta(noted[len(answer):])
+        answer = noted
     elif verdict.show == "fallback":
         rejected = chat.content
         answer = outcome.fallback_answer(
