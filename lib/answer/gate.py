@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..facts.concepts import KIND_WORDS
+from ..facts.question import asked_units
 from ..search import compounds, instructions
 from ..text.german import fold_plain, light_stem
 from .types import REFUSAL_TEXT
@@ -285,8 +286,12 @@ def unvalued_institution(question: str, passages) -> tuple[str, list] | None:
     können bei der AUVA einen Zuschuss beantragen; Höhe und Wartezeiten sind … zu prüfen"): the base knows the
     payment, not its value. ``passages``: objects with a ``text`` (the passages of the entries an answer
     quotes); else None."""
-    if not _ASKS_AMOUNT_RE.search(_asking(question)):
+    asking = _asking(question)
+    if not _ASKS_AMOUNT_RE.search(asking):
         return None
+    kinds = asked_units(asking)
+    if kinds and not kinds & {"€", "%"}:
+        return None         # "Wie viel Zeit hab ich, um … bei der ÖGK abzumelden?": a span or a date, not an amount
     for acronym in _institutions(question):
         pattern = re.compile(rf"\b{re.escape(acronym)}\b")
         naming = [p for p in passages if pattern.search(p.text)]

@@ -185,6 +185,8 @@ _TOLD_CASE = re.compile(r"^\s*(?:unser|unsere|ein|eine|der|die|mein|meine)\s+[A-
                         r"fährt|pendelt|verdient|bekommt|erhält|war|wird|leistet|macht)\b[^?]*?[.!]\s+\S", re.I)
 _SELECTING = frozenset({light_stem(fold_plain("überwiegend"))})
 # a distance the case tells ("wohnt 50 km von der Firma entfernt")
+_PENDLEREURO = re.compile(r"pendlereuro", re.I)
+_PAUSCHALE = re.compile(r"pauschal", re.I)
 _CONDITION_CLAUSE = re.compile(r",?\s*\b(?:das|der|die|welche[rs]?)\s+(?:[\w-]+\s+){0,2}(?:über|unter|oberhalb|unterhalb)"
                                r"\s+(?:dem|der|den)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:liegt|liegen|lag|lagen)\b", re.I)
 _STATED_DISTANCE = re.compile(r"\b\d{1,3}\s*(?:km|kilometer)\b", re.I)
@@ -242,9 +244,11 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     threshold = bool(_ASKS_THRESHOLD.search(text))
     text = _MOSTLY.sub("überwiegend", _SEVERAL.sub(" ", text))
     # the variant public transport decides is a word of the ask, not of the case told before it
-    if _TRANSIT_NOT.search(text):
+    # (not for a question on the Pendlereuro alone: "Wie viel Pendlereuro pro Kilometer?" asks no Pauschale)
+    euro_only = bool(_PENDLEREURO.search(text)) and not _PAUSCHALE.search(text)
+    if not euro_only and _TRANSIT_NOT.search(text):
         text = f"{text} großes Pauschale"
-    elif _TRANSIT_OK.search(text):
+    elif not euro_only and _TRANSIT_OK.search(text):
         text = f"{text} kleines Pauschale"        # "mehrere geringfügig Beschäftigte": not "mehr" (als 60 km)
     # "für ein Firmenauto, das über dem CO2-Grenzwert liegt": a condition on the case, not the value asked
     text = _CONDITION_CLAUSE.sub(" ", text)

@@ -274,6 +274,10 @@ def test_an_institution_whose_passages_hold_no_amount_is_unvalued():
     # named before the asking sentence, the institution is the case, not what is asked
     assert unvalued_institution("Er arbeitet halbtags, mit Förderung vom AUVA. Wie viel muss die Firma draufzahlen?",
                                 passages) is None
+    # a span of time asked ("wie viel Zeit"): a period beside the name answers it, no amount is missing
+    oegk = [P(text="Das Ende der Pflichtversicherung ist der ÖGK mit der Abmeldung binnen 7 Tagen zu melden.")]
+    assert unvalued_institution("Wie viel Zeit hab ich, um einen Mitarbeiter bei der ÖGK abzumelden?", oegk) is None
+    assert unvalued_institution("Wie viel zahlt die ÖGK an Wochengeld?", oegk) == ("ÖGK", oegk)
 
 
 def test_a_client_quoted_in_a_label_is_a_person_not_a_subject():

@@ -537,3 +537,12 @@ def test_a_condition_on_the_case_is_not_the_value_asked(facts):
     # asked for itself, the Grenzwert is answered
     result = answer("Welcher CO2-Grenzwert gilt 2025 für den Sachbezug eines Firmenautos?", facts)
     assert result is not None and "126 g/km" in result.text
+
+
+def test_public_transport_told_picks_no_pauschale_for_a_pendlereuro_question(facts):
+    case = "Mitarbeiter pendelt 30 km einfach, öffentliche Verkehrsmittel sind zumutbar, er fährt jeden Arbeitstag. "
+    result = answer(case + "Wie viel Pendlereuro pro Kilometer?", facts)
+    assert result is not None and "€ 2 pro km" in result.text and "Pauschale" not in result.text
+    # asked for the Pauschale, the told transport still picks its variant
+    result = answer(case + "Wie viel Pendlerpauschale im Monat?", facts)
+    assert result is not None and "kleines Pauschale" in result.text and "€ 58" in result.text
