@@ -239,8 +239,8 @@ def add_conflict_note(answer: str, conflicts: list[Conflict], cited: list[str]) 
     """Append a visible ⚠ paragraph for each conflict the answer touched but did not show fully.
 
     A conflict counts as touched when at least one side is cited; the note is
-    added when a side is missing, no ⚠ paragraph cites all sides together, or that
-    paragraph leaves out a side's value (a ⚠ block quoting other rows of the two
+    added when a side is missing, no ⚠ paragraph cites all sides together, or the
+    answer does not write a side's value (a ⚠ block quoting other rows of the two
     entries would name the contradiction without its values).
     """
     cited_set = {c.lower() for c in cited}

@@ -99,7 +99,7 @@ def complete_value(question: str, chosen: list[Unit], units: list[Unit]) -> Unit
         return None
     if any(holds_asked_value(u.text, asked) for u in chosen):
         return None
-    terms, numbers = question_terms(question), question_numbers(question)
+    terms, numbers = _capped(question_terms(question)), question_numbers(question)
     # the chosen sentence writes the figure in words ("in den letzten acht Wochen"): the entry's row with it in
     # digits ("Schutzfrist vor der Geburt: 8 Wochen"), the first of its entry
     figures = {f"{CARDINALS[m.group(1).lower()]} {m.group(2)}" for u in chosen for m in _WORDED_RE.finditer(u.text)}
@@ -343,6 +343,15 @@ def outdated_warnings(question: str, chosen: list[Unit], outdated) -> list[tuple
     return out
 
 
+# a question names a few dozen words; a pasted text of 2,000 characters must not cost seconds per answer
+_MAX_TERMS = 40
+
+
+def _capped(terms: set[str]) -> set[str]:
+    """At most :data:`_MAX_TERMS` of ``terms``, the longest (the most specific) first."""
+    return terms if len(terms) <= _MAX_TERMS else set(sorted(terms, key=lambda t: (-len(t), t))[:_MAX_TERMS])
+
+
 def _hit_terms(terms: set[str], text: str) -> set[str]:
     """The question words ``text`` names (:func:`_matches`: an umlaut as its plain vowel, a beginning or the end of
     a compound), and the question's numbers it writes."""
@@ -378,8 +387,8 @@ def complete_focus(question: str, chosen: list[Unit], units: list[Unit], expansi
     code only ever adds a passage of the context."""
     if not chosen or not units:
         return None
-    terms = _with_expansions(question, expansions) | {
-        n for n in question_numbers(question) if not _YEAR_RE.fullmatch(n)}
+    terms = _capped(_with_expansions(question, expansions) | {
+        n for n in question_numbers(question) if not _YEAR_RE.fullmatch(n)})
     titles: dict[str, str] = {}
     for unit in units:
         # a prose passage's "about" is its entry's title alone: the shortest of the entry's

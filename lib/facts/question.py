@@ -184,11 +184,10 @@ _TRANSIT_OK = re.compile(rf"\b{_TRANSIT}\s+(?:\w+\s+){{0,3}}zumutbar|\b(?:proble
 _TOLD_CASE = re.compile(r"^\s*(?:unser|unsere|ein|eine|der|die|mein|meine)\s+[A-ZÄÖÜ][\w-]+\s+(?:arbeitet|ist|hat|hatte|wohnt|"
                         r"fährt|pendelt|verdient|bekommt|erhält|war|wird|leistet|macht)\b[^?]*?[.!]\s+\S", re.I)
 _SELECTING = frozenset({light_stem(fold_plain("überwiegend"))})
-# a distance the case tells ("wohnt 50 km von der Firma entfernt")
-_PENDLEREURO = re.compile(r"pendlereuro", re.I)
-_PAUSCHALE = re.compile(r"pauschal", re.I)
+# a condition told about the case in a relative clause ("…, das über dem CO2-Grenzwert liegt")
 _CONDITION_CLAUSE = re.compile(r",?\s*\b(?:das|der|die|welche[rs]?)\s+(?:[\w-]+\s+){0,2}(?:über|unter|oberhalb|unterhalb)"
                                r"\s+(?:dem|der|den)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:liegt|liegen|lag|lagen)\b", re.I)
+# a distance the case tells ("wohnt 50 km von der Firma entfernt")
 _STATED_DISTANCE = re.compile(r"\b\d{1,3}\s*(?:km|kilometer)\b", re.I)
 _STATED_PAY = re.compile(r"(?:€\s*\d{1,3}(?:\.\d{3})+|\d{1,3}(?:\.\d{3})+\s*(?:€|Euro))")
 _CEILING_KEY_WORDS = frozenset({light_stem(fold_plain("Höchstbeitragsgrundlage"))})
@@ -245,7 +244,7 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     text = _MOSTLY.sub("überwiegend", _SEVERAL.sub(" ", text))
     # the variant public transport decides is a word of the ask, not of the case told before it
     # (not for a question on the Pendlereuro alone: "Wie viel Pendlereuro pro Kilometer?" asks no Pauschale)
-    euro_only = bool(_PENDLEREURO.search(text)) and not _PAUSCHALE.search(text)
+    euro_only = "pendlereuro" in text.lower() and "pauschal" not in text.lower()
     if not euro_only and _TRANSIT_NOT.search(text):
         text = f"{text} großes Pauschale"
     elif not euro_only and _TRANSIT_OK.search(text):

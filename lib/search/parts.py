@@ -144,11 +144,10 @@ def _joinable(body, m, left, right):
     if body[:m.start()].count("(") > body[:m.start()].count(")") or body[:m.start()].count('"') % 2:
         return False
     lw, rw = _words(left), _words(right)
-    if not lw or not rw or rw[0].lower() in ("ohne", "zwar", "so", "zusammen"):
+    if not lw or not rw or rw[0].lower() in ("ohne", "zwar", "so"):
         return False
     if any(w.lower() in ("zusammen", "gemeinsam", "insgesamt") for w in rw[:4]):
         return False                    # "Urlaubszuschuss und Weihnachtsremuneration 2025 zusammen": one sum
-
     if lw[-1][0].isdigit() and rw[0][0].isdigit():
         return False                    # "280 und 300 €", "20 und 40 km"
     if any(w.lower() == "zwischen" for w in lw[-3:]):

@@ -594,3 +594,12 @@ def test_a_span_in_words_is_a_candidates_value_and_a_short_word_finds_its_umlaut
     question = "Wir haben gekündigt. Wie viel bezahlte Freizeit pro Woche steht ihm zu?"
     # the opening sentence states no span: the sentence with "rund acht Stunden" is the value passage
     assert rep.complete_value(question, [units[0]], units) is units[1]
+
+
+def test_a_pasted_long_text_is_scored_by_its_most_specific_words_only():
+    words = {f"wort{'x' * n}" for n in range(100)}
+    capped = rep._capped(words)
+    assert len(capped) == rep._MAX_TERMS and max(map(len, words)) in map(len, capped)
+    assert min(map(len, capped)) > min(map(len, words))
+    few = {"urlaub", "frist"}
+    assert rep._capped(few) is few
