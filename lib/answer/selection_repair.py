@@ -371,6 +371,19 @@ def _own_text(unit: Unit, titles: dict[str, str]) -> str:
     return f"{unit.text} {header}".strip()
 
 
+# "Wie lange hat er Zeit, …?", "bis wann muss er …?": the time allowed for something is what a row calls its Frist
+# ("Frist für Verfügung: innerhalb von 6 Monaten"), a word such a question seldom says itself
+_ASKS_TIME_ALLOWED = re.compile(r"\bwie\s+lange?\b|\bbis\s+wann\b|\bZeit\b", re.I)
+_TIME_KINDS = frozenset({"Tage", "Werktage", "Arbeitstage", "Wochen", "Monate", "Jahre"}) | _DATE_KINDS
+
+
+def _implied_terms(question: str, asked: frozenset) -> set[str]:
+    """Words a question names by its ask rather than by itself: "frist" for the time allowed."""
+    if asked & _TIME_KINDS and _ASKS_TIME_ALLOWED.search(question):
+        return {"frist"}
+    return set()
+
+
 def complete_focus(question: str, chosen: list[Unit], units: list[Unit], expansions=(),
                    best_entry: bool = False) -> Unit | None:
     """The passage to add when another passage fits the question better than every chosen one.
@@ -387,6 +400,7 @@ def complete_focus(question: str, chosen: list[Unit], units: list[Unit], expansi
     code only ever adds a passage of the context."""
     if not chosen or not units:
         return None
+    asked = asked_units(question)
     terms = _capped(_with_expansions(question, expansions) | {
         n for n in question_numbers(question) if not _YEAR_RE.fullmatch(n)})
     titles: dict[str, str] = {}
@@ -403,16 +417,30 @@ def complete_focus(question: str, chosen: list[Unit], units: list[Unit], expansi
     def score(unit: Unit) -> float:
         return sum(weight[t] for t in hits[id(unit)])
 
-    asked = asked_units(question)
     value_asked = is_value_question(question) or bool(asked)
     chosen_entries = {u.entry_id for u in chosen}
     entries = {units[0].entry_id} - chosen_entries if best_entry else chosen_entries
-    best, best_score = None, (0.0 if best_entry else max(score(u) for u in chosen))
-    for unit in units:
-        if unit.entry_id not in entries or unit in chosen or not hits[id(unit)]:
-            continue
-        if value_asked and not holds_asked_value(unit.text, asked, worded=True):
-            continue
-        if score(unit) > best_score + 1e-9:
-            best, best_score = unit, score(unit)
-    return best
+
+    def best_of(floor: float, kinds: frozenset, label_terms: set) -> Unit | None:
+        best, best_score = None, floor
+        for unit in units:
+            if unit.entry_id not in entries or unit in chosen or not (hits[id(unit)] or label_terms):
+                continue
+            if label_terms and not label_terms <= _hit_terms(label_terms, _row_label(unit.text)):
+                continue
+            if value_asked and not holds_asked_value(unit.text, kinds, worded=True):
+                continue
+            if score(unit) > best_score + 1e-9 or (label_terms and best is None):
+                best, best_score = unit, score(unit)
+        return best
+
+    implied = _implied_terms(question, asked)
+    if implied and not best_entry and not any(_hit_terms(implied, _own_text(u, titles)) for u in chosen):
+        # the time allowed is asked and no chosen passage names a Frist: the best row of a chosen entry labelled so,
+        # whatever the chosen ones score ("Der Arbeitnehmer kann eine Auszahlung verlangen, … drei
+        # Einzahlungsjahre" names more of "Wie lange hat der Arbeitnehmer … Zeit, zu verfügen?" than the row
+        # "Frist für Verfügung: innerhalb von 6 Monaten"); a Frist told as a span answers "bis wann" too
+        found = best_of(0.0, asked | _TIME_KINDS, implied)
+        if found is not None:
+            return found
+    return best_of(0.0 if best_entry else max(score(u) for u in chosen), asked, set())

@@ -554,6 +554,30 @@ def test_the_passage_of_a_chosen_entry_that_fits_the_question_better_is_added():
                               units) is None
 
 
+BV_ROWS = ("Der Arbeitnehmer kann eine Auszahlung verlangen, wenn das Arbeitsverhältnis nicht durch eigene Kündigung "
+           "endet und seit der letzten Verfügung mindestens drei Einzahlungsjahre vorliegen.\n\n"
+           "| Punkt | Regel |\n|---|---|\n| Auszahlung möglich | nach mind. 3 Einzahlungsjahren |\n"
+           "| Frist für Verfügung | innerhalb von 6 Monaten nach Beendigung, sonst Weiterveranlagung |\n"
+           "| Steuer bei Auszahlung | 6 % |")
+
+
+def test_the_time_allowed_asked_adds_the_row_labelled_frist_of_a_chosen_entry():
+    _content, units = numbered([block("lb-abf-02", BV_ROWS, title="Abfertigung neu – Verfügung")])
+    opening = next(u for u in units if u.text.startswith("Der Arbeitnehmer"))
+    frist = next(u for u in units if u.text.startswith("Frist für Verfügung"))
+    # the opening sentence names more of the question ("Arbeitnehmer", "Verfügung", "endet") than the row does;
+    # the row labelled Frist is what "Zeit haben" asks for
+    for question in ("Wie lange hat ein Arbeitnehmer nach dem Ende Zeit, über sein Guthaben zu verfügen?",
+                     "Ein Mitarbeiter fragt, wie lange er nach dem Austritt Zeit hat zu entscheiden.",
+                     "Bis wann muss der Arbeitnehmer der Kasse sagen, was mit dem Guthaben passiert?"):
+        assert rep.complete_focus(question, [opening], units) is frist, question
+    # a Frist row chosen already: the rule adds nothing more
+    assert rep.complete_focus("Wie lange hat er Zeit, zu verfügen?", [opening, frist], units) is None
+    # a question that asks an amount, or a span without "Zeit", "wie lange", "bis wann", does not reach for a Frist
+    assert rep.complete_focus("Wie hoch ist die Steuer bei Auszahlung des Guthabens?", [opening], units) is not frist
+    assert rep.complete_focus("Wie viele Einzahlungsjahre braucht der Arbeitnehmer?", [opening], units) is not frist
+
+
 def test_a_rare_word_of_the_question_outweighs_common_ones_and_a_row_speaks_through_its_header():
     _content, units = numbered([block("lb-rk-01", REISE, title="Reisekosten Inland")])
     taggeld = next(u for u in units if u.text.startswith("Für Dienstreisen"))
