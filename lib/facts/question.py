@@ -50,7 +50,7 @@ jänner januar jaenner februar feber märz april mai juni juli august september 
 abgeben abgegeben abzugeben einreichen eingereicht einzureichen abführen abgeführt abzuführen entrichten entrichtet
 gezahlt bezahlt ausbezahlt ausgezahlt gemeldet melden erstatten erstattet binnen innerhalb
 pflicht verpflichtend machen durchführen durchzuführen zuhause daheim garage versteuert versteuern besteuert besteuern
-firma nix nichts
+firma nix nichts kriegt kriegen kriege krieg
 ihre ihrer ihren seine seiner seinen samt gearbeitet möchte möchten will wollen
 klient klientin kunde kundin mandant mandantin chef chefin
 kassiert kassieren mutter vater arbeitet arbeiten bleiben bleibt weiter weitergezahlt weiterbezahlt berücksichtigen berücksichtigt ansetzen angesetzt lohnsteuerabzug mein meine meinen meinem meiner unser unsere unseren unserem unserer eigene eigenen eigener eigenes eigenem konkret jeweils überhaupt eigentlich""".split())
@@ -175,11 +175,14 @@ _SV_CONTRIBUTIONS = re.compile(r"\b(?:SV|Sozialversicherung)[-\s]?(?:Beitr[äa]g
 _TRANSIT = r"(?:öffis|öffentliche\w*(?:\s+verkehrsmittel\w*)?|bus\s+und\s+bahn|bahn\s+und\s+bus|öffentlich)"
 _TRANSIT_NOT = re.compile(rf"\b{_TRANSIT}\s+(?:\w+\s+){{0,3}}(?:nicht\s+zumutbar|unzumutbar|nicht\s+(?:möglich|machbar|"
                           rf"erreichbar|verfügbar))|\b(?:nicht|kaum|schwer)\s+(?:\w+\s+){{0,4}}mit\s+{_TRANSIT}"
-                          rf"|\bmit\s+{_TRANSIT}\s+(?:\w+\s+){{0,5}}(?:nicht|kaum|unmöglich|praktisch\s+nicht)\b"
+                          rf"|\bmit\s+(?:den\s+|dem\s+)?{_TRANSIT}\s+(?:\w+\s+){{0,5}}(?:nicht|kaum|unmöglich|praktisch\s+nicht)\b"
                           rf"|\bkein(?:e|en)?\s+{_TRANSIT}", re.I)
 _TRANSIT_OK = re.compile(rf"\b{_TRANSIT}\s+(?:\w+\s+){{0,3}}zumutbar|\b(?:problemlos|gut|leicht|ohne\s+weiteres)\s+"
                          rf"(?:\w+\s+){{0,2}}mit\s+{_TRANSIT}|\bmit\s+{_TRANSIT}\s+(?:\w+\s+){{0,3}}(?:problemlos|"
                          rf"gut|leicht)\b", re.I)
+# values the synonym table joins for the search but that are different values: a question on the Pendlerpauschale
+# is no question on the Pendlereuro (€ 2 per km and year), nor the other way round
+_DISTINCT_VALUES = {"pendlerpauschal": frozenset({"pendlereuro"}), "pendlereuro": frozenset({"pendlerpauschal"})}
 # a case told about a person before the ask ("Unser Portier arbeitet fast nur in der Nacht. Bis zu …?")
 _TOLD_CASE = re.compile(r"^\s*(?:unser|unsere|ein|eine|der|die|mein|meine)\s+[A-ZÄÖÜ][\w-]+\s+(?:arbeitet|ist|hat|hatte|wohnt|"
                         r"fährt|pendelt|verdient|bekommt|erhält|war|wird|leistet|macht)\b[^?]*?[.!]\s+\S", re.I)
@@ -286,7 +289,7 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
             alternatives |= _TAX_FREE
         for key in (folded, stem):
             for expansion in table.get(key, ()):
-                alternatives.update(stems(expansion))
+                alternatives.update(s for s in stems(expansion) if s not in _DISTINCT_VALUES.get(stem, ()))
         words.append(frozenset(alternatives))
     basis = basis_of(text)
     bases = bases_of(text)

@@ -546,3 +546,21 @@ def test_public_transport_told_picks_no_pauschale_for_a_pendlereuro_question(fac
     # asked for the Pauschale, the told transport still picks its variant
     result = answer(case + "Wie viel Pendlerpauschale im Monat?", facts)
     assert result is not None and "kleines Pauschale" in result.text and "€ 58" in result.text
+
+
+def test_a_pauschale_question_is_never_answered_with_the_pendlereuro(facts):
+    # the synonym table joins the two for the search; as values they differ (€ 2 per km and year, € 58 a month)
+    for question in ("Wie hoch ist das Pendlerpauschale bei 30 km?",
+                     "Wie viel Pendlerpauschale bekommt er im Monat bei 30 km?"):
+        result = answer(question, facts)
+        assert result is None or "Pendlereuro" not in result.text, question
+    # the Pendlereuro asked for itself is still answered
+    result = answer("Wie viel Pendlereuro bekommt er bei 30 km?", facts)
+    assert result is not None and "30 × € 2 = € 60" in result.text
+
+
+def test_colloquial_asks_and_transit_with_an_article_are_read(facts):
+    # "kriegt" is an asking word like "bekommt"; "mit den Öffis geht das … nicht" tells the großes Pauschale
+    text = answer("Kollege fährt 30 km einfach zur Arbeit, mit den Öffis geht das bei ihm nicht. Wie viel "
+                  "Pendlerpauschale kriegt er im Monat?", facts).text
+    assert "großes Pauschale (monatlich) ohne Jahresangabe: € 123 [lb-pen-01]" in text and "€ 58" not in text, text
