@@ -165,10 +165,10 @@ _CAP_KEY_WORDS = frozenset(light_stem(fold_plain(w)) for w in ("Höchstbetrag", 
 # "Bis zu welchem Betrag werden die SV-Beiträge gerechnet?", "Angestellter mit € 8.200: Von welchem Betrag berechnen
 # wir die SV-Beiträge?": the contributions' ceiling, the Höchstbeitragsgrundlage, asked without its name ("von
 # welchem Betrag" only for a pay the question states: without one it asks how the basis is made up)
-_BASE_ASK = re.compile(r"\b(bis\s+zu|bis|von)\s+welche[mr]?\s+(?:Betrag|Grundlage|Beitragsgrundlage|Höhe|Entgelt|"
-                       r"Gehalt|Bezug|Summe)\b", re.I)
+_BASE_ASK = re.compile(r"\b(bis\s+zu|bis|von)\s+welche[mr]?\s+(?:(?:Jahres|Monats)?betrag|Grundlage|Beitragsgrundlage|Höhe|"
+                       r"Entgelt|Gehalt|Bezug|(?:Jahres|Monats)?summe)\b", re.I)
 _BASE_VERB = re.compile(r"\b(?:be|ge|ab)?rechne[nt]?\b|\bberechnet\b|\bbemessen\b|\bverbeitragt\b"
-                        r"|\bbeitragspflichtig\b", re.I)
+                        r"|\bbeitragspflichtig\b|\bSV-pflichtig\b|\bsozialversicherungspflichtig\b", re.I)
 _SV_CONTRIBUTIONS = re.compile(r"\b(?:SV|Sozialversicherung)[-\s]?(?:Beitr[äa]g\w*)?\b|\bBeitr[äa]ge\b"
                                r"|\bKrankenkasse\b|\bÖGK\b|\bbeitragspflichtig\b", re.I)
 # the Pendlerpauschale's two variants, told by whether public transport can be used for the commute
@@ -183,6 +183,9 @@ _TRANSIT_OK = re.compile(rf"\b{_TRANSIT}\s+(?:\w+\s+){{0,3}}zumutbar|\b(?:proble
 # values the synonym table joins for the search but that are different values: a question on the Pendlerpauschale
 # is no question on the Pendlereuro (€ 2 per km and year), nor the other way round
 _DISTINCT_VALUES = {"pendlerpauschal": frozenset({"pendlereuro"}), "pendlereuro": frozenset({"pendlerpauschal"})}
+# the basis an asked sum names itself ("bis zu welchem Jahresbetrag", "welche Monatssumme")
+_ASKED_BASIS = re.compile(r"\bwelche[mrns]?\s+(Jahres|Monats|Tages)(?:betrag|summe)\b", re.I)
+_SUM_BASES = {"jahres": "jährlich", "monats": "monatlich", "tages": "täglich"}
 # a case told about a person before the ask ("Unser Portier arbeitet fast nur in der Nacht. Bis zu …?")
 _TOLD_CASE = re.compile(r"^\s*(?:unser|unsere|ein|eine|der|die|mein|meine)\s+[A-ZÄÖÜ][\w-]+\s+(?:arbeitet|ist|hat|hatte|wohnt|"
                         r"fährt|pendelt|verdient|bekommt|erhält|war|wird|leistet|macht)\b[^?]*?[.!]\s+\S", re.I)
@@ -195,7 +198,8 @@ _STATED_DISTANCE = re.compile(r"\b\d{1,3}\s*(?:km|kilometer)\b", re.I)
 _STATED_PAY = re.compile(r"(?:€\s*\d{1,3}(?:\.\d{3})+|\d{1,3}(?:\.\d{3})+\s*(?:€|Euro))")
 _CEILING_KEY_WORDS = frozenset({light_stem(fold_plain("Höchstbeitragsgrundlage"))})
 _CEILING_ASK_WORDS = frozenset(light_stem(fold_plain(w)) for w in """sv sozialversicherung beiträge beitrag krankenkasse
-ögk beitragspflichtig sozialversicherungsbeiträge svbeiträge deckel""".split())
+ögk beitragspflichtig sozialversicherungsbeiträge svbeiträge deckel pflichtig svpflichtig sozialversicherungspflichtig
+zusammen gemeinsam insgesamt gehalt lohn entgelt""".split())
 _YEARLY = re.compile(r"\bim\s+Jahr\b|\bj[äa]hrlich", re.I)
 # "DN-Anteil insgesamt", "gesamt", "in Summe": the row "Summe" of a table of parts
 _ASKS_TOTAL = re.compile(r"\b(?:insgesamt|gesamt|summe|zusammen|total)\b", re.I)
@@ -242,6 +246,7 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     text = digits_for_words(_WHOLE_DAY.sub("", _WHOLE_TRAVEL_DAY.sub("Tag", text)))   # "im 1. Dienstjahr"
     # the ceiling, said the usual way (the sum named stays: "Jahresbetrag" says the basis)
     text = _NO_MORE_ASK.sub(lambda m: f" bis zu welchem {m.group('sum')} SV-Beiträge ", text)
+    asked_basis = _ASKED_BASIS.search(text)
     asks = asked_units(text)       # before the sum is dropped: "ab welcher Summe … fällig" asks for an amount
     threshold = bool(_ASKS_THRESHOLD.search(text))
     text = _MOSTLY.sub("überwiegend", _SEVERAL.sub(" ", text))
@@ -293,6 +298,9 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
         words.append(frozenset(alternatives))
     basis = basis_of(text)
     bases = bases_of(text)
+    if asked_basis:
+        # "Gehalt € 7.500 monatlich, …: bis zu welcher Jahressumme …?": the ask's own sum says the basis, not the case
+        basis, bases = _SUM_BASES[asked_basis.group(1).lower()], frozenset()
     if len(bases) > 1:
         basis = ""                  # "HBGL monatlich und täglich?": each of them, not the first
     if ceiling and not basis and _STATED_PAY.search(text) and not _YEARLY.search(text):

@@ -468,6 +468,12 @@ def test_mehr_als_die_haelfte_in_der_nacht_is_ueberwiegend_nachtarbeit(facts):
     # "ab welchem Jahresbetrag keine SV-Beiträge mehr" asks for the yearly ceiling
     ("Urlaubsgeld und Weihnachtsgeld 2025 – ab welchem Jahresbetrag sind darauf keine Sozialversicherungsbeiträge "
      "mehr fällig?", ["€ 12.900"], ["6.450"]),
+    # "SV-pflichtig" asks the ceiling like "beitragspflichtig"; "Jahresbetrag" is the sum asked; "zusammen" is both
+    ("Bis zu welchem Jahresbetrag sind Urlaubszuschuss und Weihnachtsremuneration 2025 zusammen SV-pflichtig?",
+     ["€ 12.900 [lb-sv-01]"], ["6.450"]),
+    # the asked sum's basis ("Jahressumme"), not the monthly pay told in the case
+    ("Gehalt € 7.500 monatlich, Urlaubszuschuss im Juni und Weihnachtsremuneration im November je € 7.500. Bis zu "
+     "welcher Jahressumme sind die Sonderzahlungen 2025 SV-pflichtig?", ["€ 12.900"], ["6.450"]),
 ])
 def test_bases_and_ceilings_asked_in_other_words(facts, question, shown, not_shown):
     text = answer(question, facts).text
