@@ -38,7 +38,8 @@ _ASKS_FIGURE = re.compile(
 # value asks the search's word list does not hold ("Bis zu welchem Jahreseinkommen …", "Welches Kilometergeld galt
 # 2023 …", "binnen wie vielen Tagen")
 _ASKS_VALUE = re.compile(r"\bbis\s+zu\s+welche[mrns]?\b|\bbinnen\s+wie\b|\b(?:seit|ab)\s+welchem\s+(?:Kalender)?jahr\b"
-                         r"|\bwelche[mrns]?\s+\w+\s+(?:gilt|galt|gelten|galten)\b", re.I)
+                         r"|\bwelche[mrns]?\s+\w+\s+(?:gilt|galt|gelten|galten)\b"
+                         r"|\bwelche[mrns]?\s+\w*(?:pauschale|betrag|satz|zuschlag|geld)\s+(?:steht|stehen)\b", re.I)
 _ASK_WORDS = frozenset(light_stem(fold_plain(w)) for w in """
 wie hoch viel viele wieviel wieviele welche welcher welches beträgt betragen gilt gelten galt aktuell
 derzeit momentan heuer genau bitte nennen nenn sag sagen gibt geben steht bekomme bekommt zahlt zahlen
@@ -190,6 +191,8 @@ _SUM_BASES = {"jahres": "jährlich", "monats": "monatlich", "tages": "täglich"}
 _TOLD_CASE = re.compile(r"^\s*(?:unser|unsere|ein|eine|der|die|mein|meine)\s+[A-ZÄÖÜ][\w-]+\s+(?:arbeitet|ist|hat|hatte|wohnt|"
                         r"fährt|pendelt|verdient|bekommt|erhält|war|wird|leistet|macht)\b[^?]*?[.!]\s+\S", re.I)
 _SELECTING = frozenset({light_stem(fold_plain("überwiegend"))})
+# "Bei uns schieben die Leute fast nur Nachtschicht.": a case told by what selects a row
+_TOLD_MOSTLY = re.compile(r"\büberwiegend\b", re.I)
 # a condition told about the case in a relative clause ("…, das über dem CO2-Grenzwert liegt")
 _CONDITION_CLAUSE = re.compile(r",?\s*\b(?:das|der|die|welche[rs]?)\s+(?:[\w-]+\s+){0,2}(?:über|unter|oberhalb|unterhalb)"
                                r"\s+(?:dem|der|den)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:liegt|liegen|lag|lagen)\b", re.I)
@@ -332,7 +335,7 @@ def _case_words(text: str) -> frozenset:
     ends = [m.end() for m in _CASE_END.finditer(text)]
     preamble = text[:ends[-1]] if ends else ""
     if not preamble or not (_STATED_PAY.search(preamble) or _STATED_DISTANCE.search(preamble)
-                            or _TOLD_CASE.match(text)):
+                            or _TOLD_CASE.match(text) or _TOLD_MOSTLY.search(preamble)):
         return frozenset()
     # a word the ask names too is the ask's; "überwiegend" selects a row wherever it is told
     asked = {light_stem(fold_plain(w)) for w in word_tokens(text[len(preamble):])} | _SELECTING

@@ -570,3 +570,16 @@ def test_colloquial_asks_and_transit_with_an_article_are_read(facts):
     text = answer("Kollege fährt 30 km einfach zur Arbeit, mit den Öffis geht das bei ihm nicht. Wie viel "
                   "Pendlerpauschale kriegt er im Monat?", facts).text
     assert "großes Pauschale (monatlich) ohne Jahresangabe: € 123 [lb-pen-01]" in text and "€ 58" not in text, text
+
+
+def test_a_case_told_by_what_selects_a_row_and_a_pauschale_that_stands_to_someone(facts):
+    # "fast nur Nachtschicht" told in a sentence of its own: the case's words need no counterpart in the row
+    text = answer("Bei uns schieben die Leute fast nur Nachtschicht. Bis wie viel im Monat sind Nacht-, Schmutz- und "
+                  "Erschwerniszulagen zusammen steuerfrei?", facts).text
+    assert "€ 540 monatlich [lb-ust-03]" in text and "€ 360" not in text, text
+    # "Welches Pendlerpauschale steht ihm zu?" asks a value
+    text = answer("Mitarbeiter pendelt 2025 50 km einfach, Öffis sind zumutbar, fährt jeden Arbeitstag. Welches "
+                  "Pendlerpauschale steht ihm im Monat zu?", facts).text
+    assert "kleines Pauschale (monatlich) ohne Jahresangabe: € 113 [lb-pen-01]" in text and "€ 214" not in text
+    # … but "Welche Rechte stehen ihm zu?" asks no value
+    assert answer("Welche Rechte stehen ihm bei der Kündigung zu?", facts) is None
