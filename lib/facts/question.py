@@ -13,7 +13,7 @@ from ..search.fulltext import is_value_question
 from ..text.numbers import CARDINALS, digits_for_words
 from ..text.german import ANSWER_STOPWORDS, QUESTION_STOPWORDS, fold_plain, light_stem, word_tokens
 from .concepts import GENERIC, bases_of, basis_of, stems, strip_basis
-from .tiers import question_points
+from .tiers import question_points, service_years
 from .periods import Period, find_period
 
 
@@ -187,6 +187,14 @@ _DISTINCT_VALUES = {"pendlerpauschal": frozenset({"pendlereuro"}), "pendlereuro"
 # the basis an asked sum names itself ("bis zu welchem Jahresbetrag", "welche Monatssumme")
 _ASKED_BASIS = re.compile(r"\bwelche[mrns]?\s+(Jahres|Monats|Tages)(?:betrag|summe)\b", re.I)
 _SUM_BASES = {"jahres": "jährlich", "monats": "monatlich", "tages": "täglich"}
+# notice given by the employer, in the words of a case
+_EMPLOYER_NOTICE_WORD = re.compile(r"\b(?:Dienstgeber|DG|AG)-?[Kk]ündigung\b")
+_EMPLOYER_NOTICE = re.compile(r"\b(?:von\s+uns|vom\s+(?:Arbeit|Dienst)geber|durch\s+den\s+(?:Arbeit|Dienst)geber|seitens\s+"
+                              r"des\s+(?:Arbeit|Dienst)gebers)\s+(?:\w+\s+){0,2}gekündigt\b|\bwir\s+kündigen\b"
+                              r"|\b(?:Arbeit|Dienst)geber\s+kündigt\b", re.I)
+# it selects the Arbeitgeberkündigung's row where there is one, and need not be named by any other value
+_NOTICE_WORDS = frozenset({light_stem(fold_plain("Arbeitgeberkündigung"))})
+_ENTRY_YEAR = re.compile(r"\b(?:Eintritt|eingetreten|seit)\b[^;?!]{0,20}?(?<![\d.,])(?:19|20)\d{2}\b", re.I)
 # a case told about a person before the ask ("Unser Portier arbeitet fast nur in der Nacht. Bis zu …?")
 _TOLD_CASE = re.compile(r"^\s*(?:unser|unsere|ein|eine|der|die|mein|meine)\s+[A-ZÄÖÜ][\w-]+\s+(?:arbeitet|ist|hat|hatte|wohnt|"
                         r"fährt|pendelt|verdient|bekommt|erhält|war|wird|leistet|macht)\b[^?]*?[.!]\s+\S", re.I)
@@ -260,6 +268,12 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
         text = f"{text} großes Pauschale"
     elif not euro_only and _TRANSIT_OK.search(text):
         text = f"{text} kleines Pauschale"        # "mehrere geringfügig Beschäftigte": not "mehr" (als 60 km)
+    # the employer's notice told in the case ("wird von uns gekündigt", "durch den Dienstgeber"): the row of the
+    # Arbeitgeberkündigung, not the employee's
+    text = _EMPLOYER_NOTICE_WORD.sub("Arbeitgeberkündigung", text)
+    notice = bool(_EMPLOYER_NOTICE.search(text)) and "Arbeitgeberkündigung" not in text
+    if notice:
+        text = f"{text} Arbeitgeberkündigung"
     # "für ein Firmenauto, das über dem CO2-Grenzwert liegt": a condition on the case, not the value asked
     text = _CONDITION_CLAUSE.sub(" ", text)
     # "ab welcher Summe ihrer Entgelte": what the sum is of belongs to the ask, like the sum itself
@@ -321,8 +335,11 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
         implied = (implied - _CAP_KEY_WORDS) | _CEILING_KEY_WORDS     # the ceiling, not any Höchstbetrag
         # the words of the ask itself ("bei der Krankenkasse beitragspflichtig") are what the ceiling is of
         words = [w for w in words if not w & _CEILING_ASK_WORDS] or words
-    return Question(text, words, find_period(text, "cell"), basis, _bounds(plain), asks,
-                    question_points(text), _stated_rate(text), implied, _case_words(text),
+    # the start of the employment a case tells ("Eintritt 1. 4. 2018, … im Oktober 2024") is no year asked
+    period_text = _ENTRY_YEAR.sub(" ", text) if service_years(fold_plain(text).lower()) else text
+    return Question(text, words, find_period(period_text, "cell"), basis, _bounds(plain), asks,
+                    question_points(text), _stated_rate(text), implied,
+                    _case_words(text) | (_NOTICE_WORDS if notice else frozenset()),
                     bases if len(bases) > 1 else frozenset())
 
 
@@ -335,7 +352,8 @@ def _case_words(text: str) -> frozenset:
     ends = [m.end() for m in _CASE_END.finditer(text)]
     preamble = text[:ends[-1]] if ends else ""
     if not preamble or not (_STATED_PAY.search(preamble) or _STATED_DISTANCE.search(preamble)
-                            or _TOLD_CASE.match(text) or _TOLD_MOSTLY.search(preamble)):
+                            or _TOLD_CASE.match(text) or _TOLD_MOSTLY.search(preamble)
+                            or _EMPLOYER_NOTICE.search(preamble) or service_years(preamble)):
         return frozenset()
     # a word the ask names too is the ask's; "überwiegend" selects a row wherever it is told
     asked = {light_stem(fold_plain(w)) for w in word_tokens(text[len(preamble):])} | _SELECTING

@@ -137,6 +137,42 @@ _MONTHS_RE = re.compile(r"\bseit\s+(\d{1,3}|" + "|".join(_CARDINAL_WORDS) + r")\
 _BAND_RE = re.compile(r"(?<![\d.,])" + _NUM + r"\s*(?:-|–|bis)\s*" + _NUM + r"\s*(" + _KM + r")\b")
 
 
+_MONTH_NUMBERS = {"jaenner": 1, "januar": 1, "februar": 2, "feber": 2, "maerz": 3, "april": 4, "mai": 5, "juni": 6,
+                  "juli": 7, "august": 8, "september": 9, "oktober": 10, "november": 11, "dezember": 12}
+_MONTH_NAMES = "|".join(_MONTH_NUMBERS)
+# the start of the employment told as a date ("mit Eintritt 2001", "Eintritt 1. 4. 2018", "seit März 2002 bei uns")
+# ("seit 2023 gilt …" is no start of employment: after "seit" a word of employment must follow)
+_ENTRY_RE = re.compile(r"\b(?P<word>eintritt|eingetreten|eintrittsdatum|seit)\s+(?:(?:am|im|mit|per)\s+)?"
+                       r"(?:\d{1,2}\.\s*(?P<num>\d{1,2})\.\s*|(?:\d{1,2}\.\s*)?(?P<name>" + _MONTH_NAMES + r")\s+)?"
+                       r"(?P<year>(?:19|20)\d{2})\b(?P<employed>(?:\s+\w+){0,2}\s+(?:bei\s+(?:uns|ihnen|euch)|im\s+"
+                       r"(?:betrieb|unternehmen|haus)|in\s+der\s+firma|beschaeftigt|angestellt|dabei|taetig)\b)?")
+_DATED_YEAR_RE = re.compile(r"(?:\b(?P<name>" + _MONTH_NAMES + r")\s+|\d{1,2}\.\s*(?P<num>\d{1,2})\.\s*)?"
+                            r"(?<![\d.,])(?P<year>(?:19|20)\d{2})\b")
+
+
+def _month(match) -> int | None:
+    if match.group("num"):
+        return int(match.group("num")) if 1 <= int(match.group("num")) <= 12 else None
+    return _MONTH_NUMBERS.get(match.group("name") or "")
+
+
+def service_years(text: str) -> tuple[Decimal, ...] | None:
+    """The year of service a case falls into, from its start and a later year it tells ("Eintritt 1. 4. 2018, …
+    im Oktober 2024 gekündigt" → the 7th; "Eintritt 2001 … 2024" → the 23rd or 24th); None without both."""
+    entry = next((m for m in _ENTRY_RE.finditer(text) if m.group("word") != "seit" or m.group("employed")), None)
+    if not entry:
+        return None
+    start_year, start_month = int(entry.group("year")), _month(entry)
+    later = [m for m in _DATED_YEAR_RE.finditer(text) if int(m.group("year")) > start_year]
+    if not later:
+        return None
+    event = max(later, key=lambda m: int(m.group("year")))
+    years, month = int(event.group("year")) - start_year, _month(event)
+    if start_month and month:
+        return (Decimal((years * 12 + month - start_month) // 12 + 1),)
+    return (Decimal(years), Decimal(years + 1))
+
+
 def question_points(question: str) -> dict[str, tuple[Decimal, ...]]:
     """The numbers of a question by dimension, each with its readings: "im 4. Dienstjahr" → jahr (4,); "nach dem
     25. Dienstjahr" → (26,); "seit 17 Jahren" → (17, 18); "bei 25 km" → km (25,). A dimension named with two
@@ -169,6 +205,10 @@ def question_points(question: str) -> dict[str, tuple[Decimal, ...]]:
         else:
             points = (number, number + 1)     # completed years: that year, or (strictly) the one after it
         found.setdefault(unit, set()).add(points)
+    if "jahr" not in found:
+        service = service_years(text)
+        if service:
+            found["jahr"] = {service}
     return {unit: next(iter(readings)) for unit, readings in found.items() if len(readings) == 1}
 
 

@@ -583,3 +583,17 @@ def test_a_case_told_by_what_selects_a_row_and_a_pauschale_that_stands_to_someon
     assert "kleines Pauschale (monatlich) ohne Jahresangabe: € 113 [lb-pen-01]" in text and "€ 214" not in text
     # … but "Welche Rechte stehen ihm zu?" asks no value
     assert answer("Welche Rechte stehen ihm bei der Kündigung zu?", facts) is None
+
+
+@pytest.mark.parametrize("question, shown", [
+    ("Ein Angestellter mit Eintritt 2001 (noch Abfertigung alt) wird 2024 nach 23 Dienstjahren von uns gekündigt. "
+     "Welche Kündigungsfrist gilt?", "ab dem 16. Dienstjahr – Frist bei Arbeitgeberkündigung ohne Jahresangabe: 4 Monate"),
+    ("Wir kündigen einen Angestellten, der seit März 2002 bei uns ist (Abfertigung alt), im Herbst 2024. Welche "
+     "Kündigungsfrist haben wir?", "ab dem 16. Dienstjahr – Frist bei Arbeitgeberkündigung ohne Jahresangabe: 4 Monate"),
+    # the start's year (2018) is no year asked: not the DB of 2018–2022
+    ("Angestellter, Eintritt 1. 4. 2018, soll im Oktober 2024 durch den Dienstgeber gekündigt werden; im Dienstvertrag "
+     "ist nichts Besonderes vereinbart. Welche Frist?", "ab dem 6. Dienstjahr – Frist bei Arbeitgeberkündigung"),
+])
+def test_the_employers_notice_told_in_the_case_selects_its_row_by_the_year_of_service(facts, question, shown):
+    result = answer(question, facts)
+    assert result is not None and shown in result.text and "DB" not in result.text, result and result.text

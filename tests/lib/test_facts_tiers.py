@@ -2,6 +2,8 @@
 row a value question falls into."""
 from decimal import Decimal
 
+import pytest
+
 from lib.facts.tiers import Tier, holds, is_dimension_word, question_points, staged, tier_of
 
 D = Decimal
@@ -77,3 +79,22 @@ def test_a_length_of_service_in_months_is_within_its_year():
     assert question_points("Sie ist seit 14 Monaten im Betrieb beschäftigt.") == {"jahr": (Decimal(2),)}
     # months of sick leave are no length of service
     assert question_points("Er ist seit einem Monat krank.") == {}
+
+
+@pytest.mark.parametrize("question, points", [
+    # start and a later month known: the year of service exactly (24 years 4 months: the 25th)
+    ("Eintritt im Mai 2000, gekündigt zum 30. September 2024", (D(25),)),
+    ("Angestellter, Eintritt 1. 4. 2018, soll im Oktober 2024 gekündigt werden", (D(7),)),
+    # years only: the one or the next
+    ("Ein Angestellter mit Eintritt 2001 wird 2024 gekündigt.", (D(23), D(24))),
+    ("Wir kündigen einen Angestellten, der seit März 2002 bei uns ist, im Herbst 2024.", (D(22), D(23))),
+])
+def test_the_year_of_service_is_reckoned_from_the_start_told_as_a_date(question, points):
+    assert question_points(question) == {"jahr": points}
+
+
+def test_a_date_that_starts_no_employment_is_no_length_of_service():
+    assert question_points("Seit 2023 gilt der höhere Wert – wie hoch ist er 2025?") == {}
+    assert question_points("Eintritt 2024") == {}         # no later year told
+    # a length of service told in words wins over the dates
+    assert question_points("Eintritt 2001, 2024 nach 23 Dienstjahren gekündigt") == {"jahr": (D(23), D(24))}
