@@ -122,6 +122,20 @@ def _amounts_unheld(question: Question, fact: Fact) -> bool:
 _YEARLY_UNITS = frozenset({"€", "%", "Prozentpunkte", "", None})
 
 
+def _names_the_ask(question: Question, fact: Fact) -> bool:
+    """Every word of the ask (the case's words aside) is named by the fact's own words at least as specifically:
+    "Überstundenzuschläge" by itself, not by the "Zuschläge" of a tag."""
+    pool = _fact_pool(fact, with_mentions=False)
+    return all(any(words_match(a, p) and len(p) >= len(a) for a in alternatives for p in pool)
+               or alternatives & (_CASE_WORDS | question.case) for alternatives in question.words)
+
+
+def _stand_year(fact: Fact) -> int:
+    """The year of a fact's Stand ("2024-01" → 2024); a fact without a readable Stand holds for no asked year."""
+    head = (fact.stand or "")[:4]
+    return int(head) if head.isdigit() else 10_000
+
+
 def _bounds_named(label_bounds: frozenset, question: Question) -> bool:
     """Every bound of the row's label is in the question: the same number, with the same bound word or with none
     ("zwischen 69.166 und 103.072" names "über € 69.166 bis € 103.072")."""
@@ -283,11 +297,17 @@ def find(question: Question, facts: list[Fact], allowed: Iterable[str] | None = 
     pairs = compare(group + others, common=common, **near)
     year = question.year
     if year is not None:
-        # a standing rule (a date, a duration, a count — no amount or rate, and no year in any of the concept's
-        # facts: "Jahreserklärung: bis 31. März des Folgejahres") holds for the asked year as well
+        # a standing rule (no year in any of the concept's facts) holds for the asked year as well: a date, a
+        # duration, a count ("Jahreserklärung: bis 31. März des Folgejahres") for any year; an amount or a rate
+        # ("Steuerfreier Höchstbetrag bei überwiegender Nachtarbeit: € 540 monatlich", Stand 2024-01) from the
+        # year of its Stand on — the rule as the entry states it then, shown with "ohne Jahresangabe" and its
+        # Stand; before that year it may not have held. Such an amount must answer the question by its own words,
+        # not by a sentence that mentions the asked word beside it (the € 540 of the SEG-Zulagen is no answer to
+        # "Wie viel an Überstundenzuschlägen ist steuerfrei?", though its entry speaks of Überstundenzuschläge)
         standing = not any(f.period.explicit for f in group)
         chosen = [f for f in group if f.period.covers(year)
-                  or (standing and f.value.unit not in _YEARLY_UNITS)]
+                  or (standing and (f.value.unit not in _YEARLY_UNITS
+                                    or (_stand_year(f) <= year and _names_the_ask(question, f))))]
         if not chosen:
             latest = _newest_first(group, rank)
             newest = latest[0].period.newest

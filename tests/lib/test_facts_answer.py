@@ -597,3 +597,15 @@ def test_a_case_told_by_what_selects_a_row_and_a_pauschale_that_stands_to_someon
 def test_the_employers_notice_told_in_the_case_selects_its_row_by_the_year_of_service(facts, question, shown):
     result = answer(question, facts)
     assert result is not None and shown in result.text and "DB" not in result.text, result and result.text
+
+
+def test_an_undated_value_that_names_the_ask_holds_from_the_year_of_its_stand(facts):
+    # the Überstundenzuschlag (no year, Stand 2024-01) is the rule for 2025 as the entry states it
+    text = answer("Überstunden 2025: wie hoch ist der gesetzliche Zuschlag?", facts).text
+    assert text.startswith("Aus den Kernwerten") and "50 % oder Zeitausgleich 1 : 1,5 [lb-ust-01]" in text, text
+    # before the year of its Stand it may not have held
+    assert answer("Überstundenzuschlag 2023?", facts).text.startswith("Für 2023 enthält die Wissensbasis")
+    # an undated amount reached through the mention of a broader word ("Zuschläge") is no answer for the year
+    text = answer("Unser Schichtarbeiter ist überwiegend im Nachtdienst und macht 2025 zusätzlich normale Überstunden. "
+                  "Wie viel an Überstundenzuschlägen ist pro Monat höchstens steuerfrei?", facts).text
+    assert text.startswith("Für 2025 enthält die Wissensbasis"), text
