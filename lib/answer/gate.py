@@ -139,6 +139,12 @@ _HOW_MUCH_NOUN_RE = re.compile(
     r"(?:(?:ein|eine|einen|der|die|das|den|dem)\s+)?)?"
     r"(?:(?:Tage|Wochen|Monate|Stunden|Jahre|Arbeitstage|Werktage)\s+)?"
     r"(?P<phrase>[A-ZÄÖÜ][^\W\d_]{11,})(?=\s|\?|$)")
+# "Wie viel darf ich pro Arbeitstag steuerfrei für Essensgutscheine geben?", "Wie viel dürfen wir an
+# Essensgutscheinen … ausgeben?": a long noun after "für" or "an" that is given or paid is what the amount is for
+# (not a purpose: "für Bewerbungsgespräche freigeben")
+_FOR_NOUN_RE = re.compile(r"^(?:wie\s*viel\w*|bis\s+zu\s+welche\w*)\b[^?]*?\b(?:für|an)\s+"
+                          r"(?P<phrase>[A-ZÄÖÜ][^\W\d_]{11,})(?=[\s?,.]|$)[^?]{0,40}?"
+                          r"\b(?:geben|ausgeben|zahlen|bezahlen|auszahlen|gewähren)\b", re.I)
 _SHOUTED_RE = re.compile(r"\b[A-ZÄÖÜ]{5,}\b|[()\[\]]")
 # longer than any German compound a question names: not checked (the compound search grows with the square of a
 # word's length, so a hostile run of letters must not reach it)
@@ -170,6 +176,11 @@ def unknown_subject(question: str, lexicon, synonym_terms=frozenset()) -> str | 
         return _unknown_head([match.group("phrase")], lexicon, synonym_terms)
     match = _HOW_MUCH_NOUN_RE.match(asking)
     if match:
+        unknown = _unknown_head([match.group("phrase")], lexicon, synonym_terms)
+        if unknown:
+            return unknown
+    match = _FOR_NOUN_RE.match(asking)
+    if match and match.group("phrase")[0].isupper():
         unknown = _unknown_head([match.group("phrase")], lexicon, synonym_terms)
         if unknown:
             return unknown

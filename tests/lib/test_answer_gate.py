@@ -74,6 +74,17 @@ def test_a_label_whose_noun_the_base_never_names_is_an_unknown_subject():
     assert unknown_subject("Kostenloses Jobticket: wie viel ist steuerfrei?", _BASE) == "Jobticket"
 
 
+def test_a_long_noun_given_or_paid_for_is_the_subject_of_a_how_much_question():
+    from lib.answer.gate import unknown_subject
+    assert unknown_subject("Wie viel darf ich 2025 pro Arbeitstag steuerfrei für Essensgutscheine geben?",
+                           _BASE) == "Essensgutscheine"
+    assert unknown_subject("Wie viel dürfen wir an Essensgutscheinen pro Arbeitstag steuerfrei ausgeben?",
+                           _BASE) == "Essensgutscheinen"
+    # a purpose ("für Bewerbungsgespräche freigeben") is no thing given; a known noun is no unknown subject
+    assert unknown_subject("Wie viel bezahlte Zeit muss ich ihr für Bewerbungsgespräche freigeben?", _BASE) is None
+    assert unknown_subject("Wie viel dürfen wir für die Altersteilzeit zahlen?", _BASE) is None
+
+
 def test_words_compounds_parts_and_typos_of_the_base_are_known():
     from lib.answer.gate import unknown_subject
     for question in ("Pendlerpauschale: wie viel ab 20 km?",
