@@ -93,8 +93,14 @@ def _rate_word_named(key_word: str, question: Question, fact: Fact) -> bool:
     if "%" not in question.asks or not key_word.endswith("satz") or len(key_word) < 8:
         return False
     base = light_stem(key_word[:-4])
-    return any(w.endswith(base) and w in fact.subject for alternatives in question.words for w in alternatives
-               if len(w) >= 4)
+    if any(w.endswith(base) and w in fact.subject for alternatives in question.words for w in alternatives
+           if len(w) >= 4):
+        return True
+    # "Mit welchem (Prozent)Satz wird … besteuert?": the verb says what the rate is of
+    return base == "steu" and bool(_TAXED_RE.search(question.text))
+
+
+_TAXED_RE = re.compile(r"\b(?:be|ver)steuert\b", re.I)
 
 
 def required_key(fact: Fact) -> frozenset:

@@ -609,3 +609,12 @@ def test_an_undated_value_that_names_the_ask_holds_from_the_year_of_its_stand(fa
     text = answer("Unser Schichtarbeiter ist überwiegend im Nachtdienst und macht 2025 zusätzlich normale Überstunden. "
                   "Wie viel an Überstundenzuschlägen ist pro Monat höchstens steuerfrei?", facts).text
     assert text.startswith("Für 2025 enthält die Wissensbasis"), text
+
+
+def test_the_rate_a_part_is_taxed_with_names_the_steuersatz(facts):
+    # "Mit welchem Satz wird … besteuert?" asks the Steuersatz of the row whose bounds the question names
+    text = answer("Sonstige Bezüge innerhalb des Sechstels: Mit welchem Satz wird der Teil zwischen € 25.000 und "
+                  "€ 50.000 besteuert?", facts).text
+    assert "die nächsten € 25.000 (bis € 50.000)" in text and "27 % [lb-sz-01]" in text and "35,75 %" not in text
+    # without "besteuert" a Satz of another kind is not named so
+    assert answer("Mit welchem Satz wird der Teil zwischen € 25.000 und € 50.000 gerechnet?", facts) is None
