@@ -29,7 +29,7 @@ _SUM_WORDS = r"(?:\w*summen?|\w*betrag|\w*einkommen|entgelt\w*|\w*bezug|\w*lohn|
 _ASKS_THRESHOLD = re.compile(r"\bab\s+welche[mrn]?\s+(?:\w+en\s+)?" + _SUM_WORDS, re.I)
 _THRESHOLD_KEY_WORDS = frozenset({light_stem(fold_plain("Grenze"))})
 _SEVERAL = re.compile(r"\bmehrere[nrms]?\b", re.I)
-_SUM_OF = re.compile(r"\b(summen?|betrag)\s+(?:ihrer|seiner|aller|der|deren)\s+\w+", re.I)
+_SUM_OF = re.compile(r"\b\w*(?:summen?|betrag)\s+(?:ihrer|seiner|aller|der|deren)\s+\w+", re.I)
 _ASKS_FIGURE = re.compile(
     r"\bwie\s*(?:hoch|viel\w*|lange?)\b|\bbis\s+wann\b|\bab\s+wann\b|\bbinnen\s+wie\b|\bbis\s+zu\s+welche[mrns]?\b"
     r"|\b(?:seit|ab)\s+(?:wann|welchem\s+(?:Kalender)?jahr)\b|\bab\s+welche[mrn]?\s+(?:\w+en\s+)?" + _SUM_WORDS +

@@ -451,6 +451,10 @@ def test_ab_welcher_summe_asks_for_the_threshold_of_a_row(facts):
     text = answer("Wir haben mehrere geringfügig Beschäftigte. Ab welcher monatlichen Summe ihrer Entgelte müssen wir "
                   "die Dienstgeberabgabe zahlen?", facts).text
     assert "€ 826,65 [lb-gfb-01]" in text and "€ 551,10" not in text
+    # a compound sum ("Gesamtsumme ihrer Entgelte") is the sum asked, with what it is of
+    text = answer("Wir haben 2025 mehrere Geringfügige. Ab welcher monatlichen Gesamtsumme ihrer Entgelte müssen wir "
+                  "die Dienstgeberabgabe zahlen?", facts).text
+    assert "€ 826,65 [lb-gfb-01]" in text and "€ 551,10" not in text
     # "mehrere" is not "mehr (als 60 km)"
     commuter = answer("Kleinpendlerpauschale bei mehr als 60 km Arbeitsweg – welcher Monatsbetrag?", facts)
     assert commuter is None or "Pendlereuro" not in commuter.text
