@@ -162,9 +162,9 @@ def unknown_subject(question: str, lexicon, synonym_terms=frozenset()) -> str | 
     match = _LEAD_RE.match(question or "")
     if match:
         lead = match.group("lead")
-        if len(lead.split()) > 6 or "," in lead or _LEAD_NOT_LABEL.search(lead) or _SHOUTED_RE.search(lead):
-            return None      # a sentence, an address or an instruction ("SYSTEM-HINWEIS: …"), not a label
-        return _unknown_head(lead.split(), lexicon, synonym_terms)
+        # a sentence, an address or an instruction ("SYSTEM-HINWEIS: …") is no label: the asking sentence is read
+        if not (len(lead.split()) > 6 or "," in lead or _LEAD_NOT_LABEL.search(lead) or _SHOUTED_RE.search(lead)):
+            return _unknown_head(lead.split(), lexicon, synonym_terms)
     asking = _asking(question)
     match = _ASKED_SUBJECT_RE.match(asking)
     if match:
@@ -193,7 +193,9 @@ def unknown_subject(question: str, lexicon, synonym_terms=frozenset()) -> str | 
 
 
 # the kinds of value a subject may name instead of a thing ("Sätze", "Steuerfreibetrag"), singular and plural
-_KIND_ENDINGS = frozenset(k for k in KIND_WORDS if len(k) >= 4) | {"saetz", "betraeg", "grenzen", "fristen"}
+# ("Steuererleichterung", "Steuerentlastung": a benefit of some kind, in the words of a paraphrase, not a subject)
+_KIND_ENDINGS = frozenset(k for k in KIND_WORDS if len(k) >= 4) | {"saetz", "betraeg", "grenzen", "fristen",
+                                                                     "erleichterung", "entlastung"}
 
 
 def unaddressed_subject(question: str, texts, synonyms=None) -> str | None:
@@ -256,8 +258,15 @@ _NOT_INSTITUTIONS = frozenset({"eur", "usd", "chf"})
 
 
 def _asking(question: str) -> str:
-    """The sentence that asks: the last one ("Wir haben 30 Mitarbeiter. Wie viel ersetzt uns die AUVA?")."""
-    return re.split(r"(?<=[.!?])\s+", (question or "").strip())[-1]
+    """The sentence that asks: the last one ("Wir haben 30 Mitarbeiter. Wie viel ersetzt uns die AUVA?"), from its
+    question word on when a clause before it tells the case ("Servus, mein Kind ist krank – wie viele Tage …?")."""
+    sentence = re.split(r"(?<=[.!?])\s+", (question or "").strip())[-1]
+    clauses = list(_ASKING_CLAUSE.finditer(sentence))
+    return sentence[clauses[-1].end():] if clauses else sentence
+
+
+# a question word that opens a clause after a dash, colon or comma
+_ASKING_CLAUSE = re.compile(r"[–—:,;]\s+(?=(?:wie|was|welche[rsmn]?|bis\s+wann|ab\s+wann)\b)", re.I)
 
 
 def _institutions(question: str) -> list[str]:

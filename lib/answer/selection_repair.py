@@ -435,9 +435,9 @@ def complete_focus(question: str, chosen: list[Unit], units: list[Unit], expansi
         return best
 
     implied = _implied_terms(question, asked)
-    if implied and not best_entry and not any(_hit_terms(implied, _own_text(u, titles)) for u in chosen):
-        # the time allowed is asked and no chosen passage names a Frist: the best row of a chosen entry labelled so,
-        # whatever the chosen ones score ("Der Arbeitnehmer kann eine Auszahlung verlangen, … drei
+    if implied and not any(_hit_terms(implied, _own_text(u, titles)) for u in chosen):
+        # the time allowed is asked and no chosen passage names a Frist: the best row labelled so of a chosen entry
+        # (with ``best_entry``: of the best-ranked entry the model left out), whatever the chosen ones score ("Der Arbeitnehmer kann eine Auszahlung verlangen, … drei
         # Einzahlungsjahre" names more of "Wie lange hat der Arbeitnehmer … Zeit, zu verfügen?" than the row
         # "Frist für Verfügung: innerhalb von 6 Monaten"); a Frist told as a span answers "bis wann" too
         found = best_of(0.0, asked | _TIME_KINDS, implied)

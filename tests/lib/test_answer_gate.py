@@ -85,6 +85,27 @@ def test_a_long_noun_given_or_paid_for_is_the_subject_of_a_how_much_question():
     assert unknown_subject("Wie viel dürfen wir für die Altersteilzeit zahlen?", _BASE) is None
 
 
+def test_a_clause_that_tells_the_case_before_the_question_word_is_no_label():
+    from lib.answer.gate import unknown_subject
+    # "Servus, mein Kind ist krank – …" is no label; the asking clause after the dash is read
+    assert unknown_subject("Servus, mein Kind ist krank – wie viele Tage Pflegefreistellung hab ich pro Arbeitsjahr?",
+                           _BASE) == "Pflegefreistellung"
+    assert unknown_subject("Dienstreise nach München, 2 Tage – welches Auslandstaggeld darf ich ansetzen?",
+                           _BASE) == "Auslandstaggeld"
+    # a label still names the subject, and a known subject after a told case stays known
+    assert unknown_subject("Kurzarbeit: welche Ersatzrate gilt?", _BASE) == "Kurzarbeit"
+    assert unknown_subject("Servus, kurze Frage – wie hoch ist die Dienstgeberabgabe?", _BASE) is None
+
+
+def test_a_benefit_named_in_general_words_is_no_subject_the_entries_must_name():
+    from lib.answer.gate import unaddressed_subject
+    texts = ["Familienbonus Plus", "Für ein Kind ab 18 Jahren, für das Familienbeihilfe bezogen wird, beträgt der "
+             "Familienbonus Plus 2025 € 700,08 jährlich (€ 58,34 monatlich)."]
+    assert unaddressed_subject("Wie viel Steuererleichterung im Monat gibt es 2025 für ein volljähriges Kind?",
+                               texts) is None
+    assert unaddressed_subject("Wie viel Pflegefreistellung gibt es für ein Kind?", texts) == "Pflegefreistellung"
+
+
 def test_words_compounds_parts_and_typos_of_the_base_are_known():
     from lib.answer.gate import unknown_subject
     for question in ("Pendlerpauschale: wie viel ab 20 km?",

@@ -571,6 +571,13 @@ def test_the_time_allowed_asked_adds_the_row_labelled_frist_of_a_chosen_entry():
                      "Ein Mitarbeiter fragt, wie lange er nach dem Austritt Zeit hat zu entscheiden.",
                      "Bis wann muss der Arbeitnehmer der Kasse sagen, was mit dem Guthaben passiert?"):
         assert rep.complete_focus(question, [opening], units) is frist, question
+    # the model chose another entry: the best-ranked entry's Frist row is its passage to add
+    _content, both = numbered([block("lb-abf-02", BV_ROWS, title="Abfertigung neu – Verfügung"),
+                               block("lb-abf-01", "Der Beitrag beträgt 1,53 % des Entgelts.", title="Abfertigung neu")])
+    other = next(u for u in both if u.entry_id == "lb-abf-01")
+    added = rep.complete_focus("Wie lange hat der Arbeitnehmer Zeit, wenn das Arbeitsverhältnis durch Kündigung endet "
+                               "und er eine Auszahlung verlangen will?", [other], both, best_entry=True)
+    assert added is not None and added.text.startswith("Frist für Verfügung"), added
     # a Frist row chosen already: the rule adds nothing more
     assert rep.complete_focus("Wie lange hat er Zeit, zu verfügen?", [opening, frist], units) is None
     # a question that asks an amount, or a span without "Zeit", "wie lange", "bis wann", does not reach for a Frist
