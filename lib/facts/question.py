@@ -199,6 +199,7 @@ _ENTRY_YEAR = re.compile(r"\b(?:Eintritt|eingetreten|seit)\b[^;?!]{0,20}?(?<![\d
 _TOLD_CASE = re.compile(r"^\s*(?:unser|unsere|ein|eine|der|die|mein|meine)\s+[A-ZÄÖÜ][\w-]+\s+(?:arbeitet|ist|hat|hatte|wohnt|"
                         r"fährt|pendelt|verdient|bekommt|erhält|war|wird|leistet|macht)\b[^?]*?[.!]\s+\S", re.I)
 _SELECTING = frozenset({light_stem(fold_plain("überwiegend"))})
+_NOT_MOSTLY = re.compile(r"\b(?:nicht|kein\w*)\s+(?:\w+\s+)?(?:überwiegend\w*|hauptsächlich)", re.I)
 # "Bei uns schieben die Leute fast nur Nachtschicht.": a case told by what selects a row
 _TOLD_MOSTLY = re.compile(r"\büberwiegend\b", re.I)
 # a condition told about the case in a relative clause ("…, das über dem CO2-Grenzwert liegt")
@@ -260,7 +261,8 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     asked_basis = _ASKED_BASIS.search(text)
     asks = asked_units(text)       # before the sum is dropped: "ab welcher Summe … fällig" asks for an amount
     threshold = bool(_ASKS_THRESHOLD.search(text))
-    text = _MOSTLY.sub("überwiegend", _SEVERAL.sub(" ", text))
+    # "(nicht überwiegend Nachtarbeit)": the row of the other case, not the one "überwiegend" selects
+    text = _MOSTLY.sub("überwiegend", _SEVERAL.sub(" ", _NOT_MOSTLY.sub(" ", text)))
     # the variant public transport decides is a word of the ask, not of the case told before it
     # (not for a question on the Pendlereuro alone: "Wie viel Pendlereuro pro Kilometer?" asks no Pauschale)
     euro_only = "pendlereuro" in text.lower() and "pauschal" not in text.lower()

@@ -622,3 +622,11 @@ def test_the_rate_a_part_is_taxed_with_names_the_steuersatz(facts):
     assert "die nächsten € 25.000 (bis € 50.000)" in text and "27 % [lb-sz-01]" in text and "35,75 %" not in text
     # without "besteuert" a Satz of another kind is not named so
     assert answer("Mit welchem Satz wird der Teil zwischen € 25.000 und € 50.000 gerechnet?", facts) is None
+
+
+def test_a_negated_selecting_word_selects_nothing(facts):
+    # "nicht überwiegend Nachtarbeit" told in the case: never the row of überwiegender Nachtarbeit
+    result = answer("Schichtarbeiter im April 2025 (nicht überwiegend Nachtarbeit): Er hat normale Überstunden und "
+                    "zusätzlich Sonntags- und Nachtzuschläge. Bis zu welchem Betrag die SEG-Zulagen mit den Sonntags- "
+                    "und Nachtzuschlägen?", facts)
+    assert result is None or "€ 540" not in result.text, result.text
