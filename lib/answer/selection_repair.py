@@ -430,17 +430,18 @@ def complete_focus(question: str, chosen: list[Unit], units: list[Unit], expansi
                 continue
             if value_asked and not holds_asked_value(unit.text, kinds, worded=True):
                 continue
-            if score(unit) > best_score + 1e-9 or (label_terms and best is None):
+            if score(unit) > best_score + 1e-9:
                 best, best_score = unit, score(unit)
         return best
 
     implied = _implied_terms(question, asked)
     if implied and not any(_hit_terms(implied, _own_text(u, titles)) for u in chosen):
         # the time allowed is asked and no chosen passage names a Frist: the best row labelled so of a chosen entry
-        # (with ``best_entry``: of the best-ranked entry the model left out), whatever the chosen ones score ("Der Arbeitnehmer kann eine Auszahlung verlangen, … drei
-        # Einzahlungsjahre" names more of "Wie lange hat der Arbeitnehmer … Zeit, zu verfügen?" than the row
-        # "Frist für Verfügung: innerhalb von 6 Monaten"); a Frist told as a span answers "bis wann" too
-        found = best_of(0.0, asked | _TIME_KINDS, implied)
+        # (with ``best_entry``: of the best-ranked entry the model left out), whatever the chosen ones score ("Der
+        # Arbeitnehmer kann eine Auszahlung verlangen, … drei Einzahlungsjahre" names more of "Wie lange hat der
+        # Arbeitnehmer … Zeit, zu verfügen?" than the row "Frist für Verfügung: innerhalb von 6 Monaten"); a Frist
+        # told as a span answers "bis wann" too. The floor below every score takes such a row even with no hit.
+        found = best_of(-1.0, asked | _TIME_KINDS, implied)
         if found is not None:
             return found
     return best_of(0.0 if best_entry else max(score(u) for u in chosen), asked, set())

@@ -132,8 +132,8 @@ def _names_the_ask(question: Question, fact: Fact) -> bool:
     """Every word of the ask (the case's words aside) is named by the fact's own words at least as specifically:
     "Überstundenzuschläge" by itself, not by the "Zuschläge" of a tag."""
     pool = _fact_pool(fact, with_mentions=False)
-    return all(any(words_match(a, p) and len(p) >= len(a) for a in alternatives for p in pool)
-               or alternatives & (_CASE_WORDS | question.case) for alternatives in question.words)
+    return all(_named_as_specifically(alternatives, pool) or alternatives & (_CASE_WORDS | question.case)
+               for alternatives in question.words)
 
 
 def _stand_year(fact: Fact) -> int:
@@ -220,8 +220,12 @@ def _specific(question: Question, fact: Fact) -> int:
     """How many question words the fact's own words (not its sentences) name at least as specifically: the same
     word or a longer one it is part of ("ueberstundenzuschlaeg" by itself, not by "zuschlaeg")."""
     pool = _fact_pool(fact, with_mentions=False)
-    return sum(1 for alternatives in question.words
-               if any(words_match(a, p) and len(p) >= len(a) for a in alternatives for p in pool))
+    return sum(1 for alternatives in question.words if _named_as_specifically(alternatives, pool))
+
+
+def _named_as_specifically(alternatives: frozenset, pool: set[str]) -> bool:
+    """A word of the pool names one of a question word's alternatives, as the same word or a longer one."""
+    return any(words_match(a, p) and len(p) >= len(a) for a in alternatives for p in pool)
 
 
 def _key_names(key: frozenset, question: Question) -> tuple[int, int]:

@@ -13,7 +13,7 @@ from ..search.fulltext import is_value_question
 from ..text.numbers import CARDINALS, digits_for_words
 from ..text.german import ANSWER_STOPWORDS, QUESTION_STOPWORDS, fold_plain, light_stem, word_tokens
 from .concepts import GENERIC, bases_of, basis_of, stems, strip_basis
-from .tiers import question_points, service_years
+from .tiers import question_points, service_start
 from .periods import Period, find_period
 
 
@@ -194,7 +194,6 @@ _EMPLOYER_NOTICE = re.compile(r"\b(?:von\s+uns|vom\s+(?:Arbeit|Dienst)geber|durc
                               r"|\b(?:Arbeit|Dienst)geber\s+kündigt\b", re.I)
 # it selects the Arbeitgeberkündigung's row where there is one, and need not be named by any other value
 _NOTICE_WORDS = frozenset({light_stem(fold_plain("Arbeitgeberkündigung"))})
-_ENTRY_YEAR = re.compile(r"\b(?:Eintritt|eingetreten|seit)\b[^;?!]{0,20}?(?<![\d.,])(?:19|20)\d{2}\b", re.I)
 # a case told about a person before the ask ("Unser Portier arbeitet fast nur in der Nacht. Bis zu …?")
 _TOLD_CASE = re.compile(r"^\s*(?:unser|unsere|ein|eine|der|die|mein|meine)\s+[A-ZÄÖÜ][\w-]+\s+(?:arbeitet|ist|hat|hatte|wohnt|"
                         r"fährt|pendelt|verdient|bekommt|erhält|war|wird|leistet|macht)\b[^?]*?[.!]\s+\S", re.I)
@@ -338,7 +337,8 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
         # the words of the ask itself ("bei der Krankenkasse beitragspflichtig") are what the ceiling is of
         words = [w for w in words if not w & _CEILING_ASK_WORDS] or words
     # the start of the employment a case tells ("Eintritt 1. 4. 2018, … im Oktober 2024") is no year asked
-    period_text = _ENTRY_YEAR.sub(" ", text) if service_years(fold_plain(text).lower()) else text
+    start = service_start(text)
+    period_text = re.sub(rf"(?<![\d.,]){start}\b", " ", text, count=1) if start else text
     return Question(text, words, find_period(period_text, "cell"), basis, _bounds(plain), asks,
                     question_points(text), _stated_rate(text), implied,
                     _case_words(text) | (_NOTICE_WORDS if notice else frozenset()),
@@ -355,7 +355,7 @@ def _case_words(text: str) -> frozenset:
     preamble = text[:ends[-1]] if ends else ""
     if not preamble or not (_STATED_PAY.search(preamble) or _STATED_DISTANCE.search(preamble)
                             or _TOLD_CASE.match(text) or _TOLD_MOSTLY.search(preamble)
-                            or _EMPLOYER_NOTICE.search(preamble) or service_years(preamble)):
+                            or _EMPLOYER_NOTICE.search(preamble)):
         return frozenset()
     # a word the ask names too is the ask's; "überwiegend" selects a row wherever it is told
     asked = {light_stem(fold_plain(w)) for w in word_tokens(text[len(preamble):])} | _SELECTING

@@ -156,9 +156,8 @@ def _month(match) -> int | None:
     return _MONTH_NUMBERS.get(match.group("name") or "")
 
 
-def service_years(text: str) -> tuple[Decimal, ...] | None:
-    """The year of service a case falls into, from its start and a later year it tells ("Eintritt 1. 4. 2018, …
-    im Oktober 2024 gekündigt" → the 7th; "Eintritt 2001 … 2024" → the 23rd or 24th); None without both."""
+def _service(text: str) -> tuple[int, tuple[Decimal, ...]] | None:
+    text = fold_plain(text or "").lower()
     entry = next((m for m in _ENTRY_RE.finditer(text) if m.group("word") != "seit" or m.group("employed")), None)
     if not entry:
         return None
@@ -169,8 +168,21 @@ def service_years(text: str) -> tuple[Decimal, ...] | None:
     event = max(later, key=lambda m: int(m.group("year")))
     years, month = int(event.group("year")) - start_year, _month(event)
     if start_month and month:
-        return (Decimal((years * 12 + month - start_month) // 12 + 1),)
-    return (Decimal(years), Decimal(years + 1))
+        return start_year, (Decimal((years * 12 + month - start_month) // 12 + 1),)
+    return start_year, (Decimal(years), Decimal(years + 1))
+
+
+def service_years(text: str) -> tuple[Decimal, ...] | None:
+    """The year of service a case falls into, from its start and a later year it tells ("Eintritt 1. 4. 2018, …
+    im Oktober 2024 gekündigt" → the 7th; "Eintritt 2001 … 2024" → the 23rd or 24th); None without both."""
+    service = _service(text)
+    return service[1] if service else None
+
+
+def service_start(text: str) -> int | None:
+    """The calendar year the employment of such a case began (no year the question asks a value for)."""
+    service = _service(text)
+    return service[0] if service else None
 
 
 def question_points(question: str) -> dict[str, tuple[Decimal, ...]]:

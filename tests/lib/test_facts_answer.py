@@ -630,3 +630,10 @@ def test_a_negated_selecting_word_selects_nothing(facts):
                     "zusätzlich Sonntags- und Nachtzuschläge. Bis zu welchem Betrag die SEG-Zulagen mit den Sonntags- "
                     "und Nachtzuschlägen?", facts)
     assert result is None or "€ 540" not in result.text, result.text
+
+
+def test_a_start_date_alone_makes_no_case_whose_words_are_free(facts):
+    # the Abfertigung table's "Dienstjahre" count completed years; with the case's words free its first row answered
+    result = answer("Altvertrag: Angestellter, Eintritt 1. 3. 2001, Abfertigung alt, wird vom Arbeitgeber zum "
+                    "30. 6. 2025 gekündigt. Wie viele Monatsentgelte Abfertigung stehen zu?", facts)
+    assert result is None or "ab 3 –" not in result.text, result.text

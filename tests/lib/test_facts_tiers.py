@@ -93,6 +93,14 @@ def test_the_year_of_service_is_reckoned_from_the_start_told_as_a_date(question,
     assert question_points(question) == {"jahr": points}
 
 
+def test_the_start_is_read_as_written_and_folded():
+    from lib.facts.tiers import service_start, service_years
+    assert service_years("Eintritt im März 2002, gekündigt im Oktober 2024") == (D(23),)
+    assert service_years("eintritt im maerz 2002, gekuendigt im oktober 2024") == (D(23),)
+    assert service_start("Eintritt im März 2002, gekündigt im Oktober 2024") == 2002
+    assert service_start("Seit 2023 gilt der höhere Wert – wie hoch ist er 2025?") is None
+
+
 def test_a_date_that_starts_no_employment_is_no_length_of_service():
     assert question_points("Seit 2023 gilt der höhere Wert – wie hoch ist er 2025?") == {}
     assert question_points("Eintritt 2024") == {}         # no later year told
