@@ -30,14 +30,17 @@ _ASKS_THRESHOLD = re.compile(r"\bab\s+welche[mrn]?\s+(?:\w+en\s+)?" + _SUM_WORDS
 _THRESHOLD_KEY_WORDS = frozenset({light_stem(fold_plain("Grenze"))})
 _SEVERAL = re.compile(r"\bmehrere[nrms]?\b", re.I)
 _SUM_OF = re.compile(r"\b\w*(?:summen?|betrag)\s+(?:ihrer|seiner|aller|der|deren)\s+\w+", re.I)
+# "Ab welchem Monat (des Dienstverhältnisses) …?", "ab dem wievielten Tag": when a rule starts
+_FROM_WHICH_MONTH = r"\b(?:seit|ab)\s+(?:welchem|dem\s+wievielten)\s+(?:Monat|Tag|Dienstjahr)\b"
 _ASKS_FIGURE = re.compile(
     r"\bwie\s*(?:hoch|viel\w*|lange?)\b|\bbis\s+wann\b|\bab\s+wann\b|\bbinnen\s+wie\b|\bbis\s+zu\s+welche[mrns]?\b"
     r"|\b(?:seit|ab)\s+(?:wann|welchem\s+(?:Kalender)?jahr)\b|\bab\s+welche[mrn]?\s+(?:\w+en\s+)?" + _SUM_WORDS +
+    r"|" + _FROM_WHICH_MONTH +
     r"|\bwelche[mrns]?\s+(?:\w+\s+)?(?:betrag|h[öo]he|frist|\w*satz|grenze|grenzwert)\b|\bin\s+welcher\s+h[öo]he\b",
     re.I)
 # value asks the search's word list does not hold ("Bis zu welchem Jahreseinkommen …", "Welches Kilometergeld galt
 # 2023 …", "binnen wie vielen Tagen")
-_ASKS_VALUE = re.compile(r"\bbis\s+zu\s+welche[mrns]?\b|\bbinnen\s+wie\b|\b(?:seit|ab)\s+welchem\s+(?:Kalender)?jahr\b"
+_ASKS_VALUE = re.compile(_FROM_WHICH_MONTH + r"|\bbis\s+zu\s+welche[mrns]?\b|\bbinnen\s+wie\b|\b(?:seit|ab)\s+welchem\s+(?:Kalender)?jahr\b"
                          r"|\bwelche[mrns]?\s+\w+\s+(?:gilt|galt|gelten|galten)\b"
                          r"|\bwelche[mrns]?\s+\w*(?:pauschale|betrag|satz|zuschlag|geld)\s+(?:steht|stehen)\b", re.I)
 _ASK_WORDS = frozenset(light_stem(fold_plain(w)) for w in """
@@ -84,8 +87,8 @@ _DURATION_UNITS = frozenset({"Tage", "Werktage", "Arbeitstage", "Wochen", "Monat
                              "Überstunden", "Monatsentgelte"})
 _ASKS = (
     # a rate word ends in -satz/-sätze ("Beitragssatz", "Steuersätze"); Ersatz, Einsatz, Zusatz, Absatz, Umsatz are
-    # no rates, and "Ersatzleistung" asks for an amount
-    (re.compile(r"\b(?:prozent\w*|%|(?!(?:er|ein|zu|ab|um|auf|an)s[äa]tz)\w*s[äa]tz(?:e|es|en)?\b|\w*quote)", re.I),
+    # no rates, a "Kilometersatz" is an amount per km, and "Ersatzleistung" asks for an amount
+    (re.compile(r"\b(?:prozent\w*|%|(?!(?:er|ein|zu|ab|um|auf|an|kilometer|km)s[äa]tz)\w*s[äa]tz(?:e|es|en)?\b|\w*quote)", re.I),
      frozenset({"%", "Prozentpunkte"})),
     # "wie viel (bezahlte) Freizeit": a span of time, not an amount
     (re.compile(r"\bwie\s+lange?\b|\bdauer\w*|\bwie\s+viele\s+(?:\w+\s+)?\w*(?:tage|werktage|arbeitstage|wochen|monate|"
@@ -93,7 +96,7 @@ _ASKS = (
     # "ab welcher Summe … fällig": an amount, though "fällig" follows
     (re.compile(r"\bwelche[rmns]?\s+(?:\w+en\s+)?(?:summe|betrag|h[öo]he|einkommen|jahreseinkommen|entgelt\w*"
                 r"|monatsbezug|bezug|lohnsumme)\b", re.I), _AMOUNT_UNITS),
-    (re.compile(r"\b(?:bis|ab|seit)\s+wann\b|\bwann\b|\b(?:seit|ab)\s+welchem\s+(?:Kalender)?jahr\b|\bf[äa]llig\w*"
+    (re.compile(_FROM_WHICH_MONTH + r"|\b(?:bis|ab|seit)\s+wann\b|\bwann\b|\b(?:seit|ab)\s+welchem\s+(?:Kalender)?jahr\b|\bf[äa]llig\w*"
                 r"|\btermin\w*|\bstichtag", re.I),
      frozenset({"Termin", "Datum"})),
     (re.compile(r"\bwie\s+(?:hoch|viel)\b(?!\s+(?:tage|wochen|monate|jahre|stunden))|\bbetrag\w*|\beuro\b|€|"
@@ -139,10 +142,22 @@ class Question:
 _BETWEEN = re.compile(r"\bzwischen\s+(€?\s*\d[\d.,]*\s*(?:€|Euro)?)\s+und\s+", re.I)
 
 
+_NEXT_BAND = re.compile(r"\bn[äa]chsten\s+(?:€\s*)?(\d{1,3}(?:\.\d{3})*)\s*(?:€|Euro)?\s*\(?\s*bis\s+(?:€\s*)?"
+                        r"(\d{1,3}(?:\.\d{3})*)\b", re.I)
+
+
+def _band_bounds(m: re.Match) -> str:
+    """"die nächsten € 33.333 (bis € 83.333)": a band of that width that starts where the one before it ends, i.e.
+    "€ 50.000 bis € 83.333"; its width is no bound."""
+    lower = int(m.group(2).replace(".", "")) - int(m.group(1).replace(".", ""))
+    return f"{lower} bis {m.group(2)}" if lower > 0 else m.group(0)
+
+
 def _bounds(text: str) -> frozenset:
     """(bound, number) pairs: "über 60 km" → {("ab", "60")}; "20 bis 40 km" → {("", "20"), ("bis", "40")}."""
     out = set()
-    text = _BETWEEN.sub(r"\1 bis ", text or "")       # "zwischen 25.000 und 50.000": a range like "25.000 bis 50.000"
+    text = _NEXT_BAND.sub(_band_bounds, text or "")
+    text = _BETWEEN.sub(r"\1 bis ", text)       # "zwischen 25.000 und 50.000": a range like "25.000 bis 50.000"
     words = re.findall(r"[^\W\d_]+|\d+(?:[.,]\d+)*", text)
     for pos, word in enumerate(words):
         if word[0].isdigit() and not re.fullmatch(r"(?:19|20)\d{2}", word):
@@ -197,6 +212,11 @@ _NOTICE_WORDS = frozenset({light_stem(fold_plain("Arbeitgeberkündigung"))})
 # a case told about a person before the ask ("Unser Portier arbeitet fast nur in der Nacht. Bis zu …?")
 _TOLD_CASE = re.compile(r"^\s*(?:unser|unsere|ein|eine|der|die|mein|meine)\s+[A-ZÄÖÜ][\w-]+\s+(?:arbeitet|ist|hat|hatte|wohnt|"
                         r"fährt|pendelt|verdient|bekommt|erhält|war|wird|leistet|macht)\b[^?]*?[.!]\s+\S", re.I)
+# a hire told before the ask ("Neue Mitarbeiterin, war vorher nie bei uns beschäftigt: …", "Neueintritt am 1. März,
+# keine Vordienstzeit – …"): who is hired and when needs no counterpart in the fact
+_TOLD_HIRE = re.compile(r"\b(?:neue[rn]?\s+(?:Mitarbeiter\w*|Kolleg\w*|Dienstnehmer\w*|Angestellte\w*|Arbeiter\w*)"
+                        r"|Neueintritt\w*|Neuaufnahme|(?:nie|erstmals)\s+(?:\w+\s+){0,3}beschäftigt|keine\s+Vordienstzeit\w*"
+                        r"|\beingestellt\b|\b(?:stellen|nehmen)\s+(?:[\w€.,-]+\s+){0,6}(?:ein|auf)\b)", re.I)
 _SELECTING = frozenset({light_stem(fold_plain("überwiegend"))})
 _NOT_MOSTLY = re.compile(r"\b(?:nicht|kein\w*)\s+(?:\w+\s+)?(?:überwiegend\w*|hauptsächlich)", re.I)
 # "Bei uns schieben die Leute fast nur Nachtschicht.": a case told by what selects a row
@@ -204,6 +224,9 @@ _TOLD_MOSTLY = re.compile(r"\büberwiegend\b", re.I)
 # a condition told about the case in a relative clause ("…, das über dem CO2-Grenzwert liegt")
 _CONDITION_CLAUSE = re.compile(r",?\s*\b(?:das|der|die|welche[rs]?)\s+(?:[\w-]+\s+){0,2}(?:über|unter|oberhalb|unterhalb)"
                                r"\s+(?:dem|der|den)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:liegt|liegen|lag|lagen)\b", re.I)
+# the firm as the place of the case ("im Betrieb", "in unserem Betrieb"); "für unseren Betrieb" may name a rate's
+# payer and stays
+_IN_THE_FIRM = re.compile(r"\b(?:bei\s+uns\s+)?(?:im|in\s+(?:unserem|meinem|einem))\s+Betrieb\b", re.I)
 # a distance the case tells ("wohnt 50 km von der Firma entfernt")
 _STATED_DISTANCE = re.compile(r"\b\d{1,3}\s*(?:km|kilometer)\b", re.I)
 _STATED_PAY = re.compile(r"(?:€\s*\d{1,3}(?:\.\d{3})+|\d{1,3}(?:\.\d{3})+\s*(?:€|Euro))")
@@ -277,6 +300,8 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
         text = f"{text} Arbeitgeberkündigung"
     # "für ein Firmenauto, das über dem CO2-Grenzwert liegt": a condition on the case, not the value asked
     text = _CONDITION_CLAUSE.sub(" ", text)
+    # "mehrere Geringfügige im Betrieb": where the people work, not a word of the value asked
+    text = _IN_THE_FIRM.sub(" ", text)
     # "ab welcher Summe ihrer Entgelte": what the sum is of belongs to the ask, like the sum itself
     text = _SUM_OF.sub(" ", text) if threshold else text
     text = _ASKED_SUM.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)], text)
@@ -348,14 +373,18 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
 # the sentences before the asking one ("Eine Bereichsleiterin verdient 2025 € 8.000 brutto im Monat. Von welchem
 # Betrag …?"): a case told with its pay; the person and the pay need no counterpart in the fact
 _CASE_END = re.compile(r"[.:!](?=\s+[A-ZÄÖÜa-zäöü])")
+_DASH = re.compile(r"\s[–—]\s")
 
 
 def _case_words(text: str) -> frozenset:
     ends = [m.end() for m in _CASE_END.finditer(text)]
     preamble = text[:ends[-1]] if ends else ""
+    dashes = [m.end() for m in _DASH.finditer(text)]
+    if dashes and dashes[-1] > len(preamble) and _TOLD_HIRE.search(text[:dashes[-1]]):
+        preamble = text[:dashes[-1]]    # "Neueintritt am 1. März, keine Vordienstzeit – ab wann …?"
     if not preamble or not (_STATED_PAY.search(preamble) or _STATED_DISTANCE.search(preamble)
                             or _TOLD_CASE.match(text) or _TOLD_MOSTLY.search(preamble)
-                            or _EMPLOYER_NOTICE.search(preamble)):
+                            or _EMPLOYER_NOTICE.search(preamble) or _TOLD_HIRE.search(preamble)):
         return frozenset()
     # a word the ask names too is the ask's; "überwiegend" selects a row wherever it is told
     asked = {light_stem(fold_plain(w)) for w in word_tokens(text[len(preamble):])} | _SELECTING

@@ -637,3 +637,48 @@ def test_a_start_date_alone_makes_no_case_whose_words_are_free(facts):
     result = answer("Altvertrag: Angestellter, Eintritt 1. 3. 2001, Abfertigung alt, wird vom Arbeitgeber zum "
                     "30. 6. 2025 gekündigt. Wie viele Monatsentgelte Abfertigung stehen zu?", facts)
     assert result is None or "ab 3 –" not in result.text, result.text
+
+
+@pytest.mark.parametrize("question", [
+    "Eine Kollegin ist im Oktober 2024 dienstlich mit ihrem eigenen Fahrrad gefahren und reicht das jetzt ein. "
+    "Welcher Kilometersatz gilt für diese Fahrten?",
+    "Wie hoch war das Kilometergeld für Fahrräder 2024?",
+])
+def test_a_kilometersatz_is_the_kilometergeld_and_an_amount(facts, question):
+    # "-satz" asks a rate elsewhere; the Kilometersatz is € per km, and "Fahrräder" is the row "Fahrrad"
+    text = answer(question, facts).text
+    assert "Fahrrad bis 2024: € 0,38 [lb-rk-02]" in text and "€ 0,50" not in text, text
+
+
+@pytest.mark.parametrize("question", [
+    "Neue Mitarbeiterin, war vorher nie bei uns beschäftigt: Ab welchem Monat des Dienstverhältnisses muss ich für "
+    "sie den BV-Beitrag an die Vorsorgekasse abführen?",
+    "Neueintritt am 1. März, keine Vordienstzeit bei uns – ab wann muss ich für den BV-Beitrag (Abfertigung neu) "
+    "zahlen?",
+    "Wir nehmen ab März 2025 eine Reinigungskraft auf (erstmals bei uns beschäftigt). Ab wann ist für sie der "
+    "BV-Beitrag zu zahlen?",
+])
+def test_a_hire_told_before_the_ask_and_the_month_a_duty_starts(facts, question):
+    text = answer(question, facts).text
+    assert "Beginn der Beitragspflicht" in text and "ab dem 2. Monat" in text and "1,53 %" not in text, text
+
+
+def test_without_a_told_hire_the_case_words_still_count(facts):
+    # the same words without a hire told: "vorher nie" belongs to no fact, so no fact answer
+    assert answer("War sie vorher nie bei uns: ab welchem Monat ist der BV-Beitrag an die Vorsorgekasse?", facts) \
+        is None
+
+
+def test_the_firm_as_the_place_of_the_case_is_no_word_of_the_ask(facts):
+    text = answer("Wir haben 2025 mehrere Geringfügige im Betrieb. Ab welcher monatlichen Gesamtsumme ihrer Entgelte "
+                  "fällt bei uns die Dienstgeberabgabe an?", facts).text
+    assert "Dienstgeberabgabe" in text and "€ 826,65 [lb-gfb-01]" in text and "€ 551,10" not in text, text
+
+
+def test_a_band_named_by_its_width_holds_the_bounds_it_spans(facts):
+    # "die nächsten € 33.333 (bis € 83.333)" is the part from € 50.000 to € 83.333
+    text = answer("Welcher feste Steuersatz gilt 2025 für sonstige Bezüge im Teilbetrag von € 50.000 bis € 83.333?",
+                  facts).text
+    assert "35,75 % [lb-sz-01]" in text and "27 %" not in text, text
+    text = answer("Welcher feste Steuersatz gilt für sonstige Bezüge zwischen 25.000 und 50.000 Euro?", facts).text
+    assert "27 % [lb-sz-01]" in text and "35,75 %" not in text, text

@@ -214,3 +214,14 @@ def test_synonym_matching_by_first_word_finds_what_a_scan_of_every_row_finds():
     # a row added after the first match is found too (the index follows the table)
     table.entries.append(fulltext.Synonym("Zwickelgeld", ("zwickelgeld",), False, (("taschengeld",),), ("Taschengeld",)))
     assert [s.term for s in table.matches("Zwickelgeldes?", ["zwickelgeldes"])] == ["Zwickelgeld"]
+
+
+def test_the_shipped_table_reaches_the_urlaub_verjaehrung_in_other_words():
+    # "freie Tage … bevor der Anspruch erlischt / verloren geht" is the Verjährung of the Urlaub
+    table = fulltext.parse_synonyms(fulltext.load_synonyms_csv(str(SYNONYM_CSV)))
+    for question in ("Wie lange kann sie ihre nicht genommenen freien Tage nachholen, bevor der Anspruch erlischt?",
+                     "Wie lang kann er nicht konsumierte Urlaubstage aufheben, bevor sie verloren gehen?"):
+        atoms = fulltext.build_query(question, {}, table).tsquery.split(" | ")
+        assert "verjahrung:*" in atoms and "urlaub:*" in atoms, atoms
+    atoms = fulltext.build_query("Welcher Kilometersatz gilt für Fahrräder?", {}, table).tsquery.split(" | ")
+    assert "kilometergeld:*" in atoms and "fahrrad:*" in atoms, atoms
