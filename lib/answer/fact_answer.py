@@ -42,9 +42,24 @@ def _when(fact: Fact) -> str:
     return "ohne Jahresangabe"
 
 
+# units a table names in its header only ("Werktage (6-Tage-Woche)" over a cell "36"): shown with the number
+_COUNTED_UNITS = frozenset({"Tage", "Werktage", "Arbeitstage", "Wochen", "Monate", "Jahre", "Dienstjahre", "Stunden",
+                            "Überstunden", "Monatsentgelte"})
+_BARE_NUMBER = re.compile(r"\d+(?:,\d+)?")
+
+
+def shown_value(fact: Fact) -> str:
+    """The value as written, with its unit when the cell is a bare count whose unit only the header names
+    ("36" under "Werktage (6-Tage-Woche)" is "36 Werktage")."""
+    text = fact.text
+    if _BARE_NUMBER.fullmatch(text.strip()) and fact.value.unit in _COUNTED_UNITS and fact.value.amount != 1:
+        return f"{text.strip()} {fact.value.unit}"
+    return text
+
+
 def fact_line(fact: Fact) -> str:
     """"Geringfügigkeitsgrenze (monatlich) 2025: € 551,10 [lb-gfb-01] (Stand 2025-01)"."""
-    return f"{fact.concept}{_basis(fact)} {_when(fact)}: {fact.text} [{fact.entry_id}] (Stand {fact.stand})"
+    return f"{fact.concept}{_basis(fact)} {_when(fact)}: {shown_value(fact)} [{fact.entry_id}] (Stand {fact.stand})"
 
 
 def _same_value(fact: Fact) -> tuple:
@@ -73,7 +88,7 @@ def _merged_lines(facts: list[Fact]) -> list[str]:
             cited = " ".join(f"[{i}]" for i in by_id) + f" (Stand {first.stand})"
         else:
             cited = " ".join(f"[{i}] (Stand {f.stand})" for i, f in by_id.items())
-        lines.append(f"{first.concept}{_basis(first)} {_when(first)}: {first.text} {cited}")
+        lines.append(f"{first.concept}{_basis(first)} {_when(first)}: {shown_value(first)} {cited}")
     return lines
 
 
@@ -114,7 +129,7 @@ def _per_km_lines(match: Match) -> list[str]:
 def _side(fact: Fact, subject: bool) -> str:
     when = fact.period.label() if fact.period.explicit else "ohne Jahresangabe"
     about = f"für „{fact.concept}“ " if subject else ""
-    return f"[{fact.entry_id}] (Stand {fact.stand}) nennt {about}{when}: {fact.text}"
+    return f"[{fact.entry_id}] (Stand {fact.stand}) nennt {about}{when}: {shown_value(fact)}"
 
 
 def warning(pair: Pair) -> str:
@@ -132,7 +147,7 @@ def as_conflict(pair: Pair, outdated: bool = False) -> Conflict:
     first, second = pair.first, pair.second
 
     def value(fact):
-        return f"{fact.period.label() if fact.period.explicit else 'ohne Jahresangabe'}: {fact.text}"
+        return f"{fact.period.label() if fact.period.explicit else 'ohne Jahresangabe'}: {shown_value(fact)}"
 
     return Conflict(first.concept, [first.entry_id, second.entry_id],
                     {first.entry_id: value(first), second.entry_id: value(second)},

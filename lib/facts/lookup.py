@@ -96,11 +96,14 @@ def _rate_word_named(key_word: str, question: Question, fact: Fact) -> bool:
     if any(w.endswith(base) and w in fact.subject for alternatives in question.words for w in alternatives
            if len(w) >= 4):
         return True
-    # "Mit welchem (Prozent)Satz wird … besteuert?": the verb says what the rate is of
-    return base == "steu" and bool(_TAXED_RE.search(question.text))
+    # "Mit welchem (Prozent)Satz wird … besteuert?", "Wie viel Prozent … an die Vorsorgekasse abführen?": the verb
+    # says what the rate is of
+    return (base == "steu" and bool(_TAXED_RE.search(question.text))) or \
+        (base == "beitrag" and bool(_PAID_IN_RE.search(question.text)))
 
 
 _TAXED_RE = re.compile(r"\b(?:be|ver)steuert\b", re.I)
+_PAID_IN_RE = re.compile(r"\b(?:abf[üu]hren|abzuf[üu]hren|abgef[üu]hrt|einzahlen|einzuzahlen|eingezahlt|entrichten)\b", re.I)
 
 
 def required_key(fact: Fact) -> frozenset:
@@ -171,7 +174,23 @@ def _eligible(question: Question, fact: Fact) -> bool:
     if not all(any(word_in(k, alternatives) for alternatives in question.words) or _rate_word_named(k, question, fact)
                or dimension(k) or k in question.implied for k in required_key(fact)):
         return False
+    if question.case and not _names_a_subject(question, fact) \
+            and not question.implied & required_key(fact) & _CEILING_KEY_WORDS:
+        return False        # (the contributions' ceiling asked for a stated pay names its subject by the ask)
     return _accounted(question, fact, inside)
+
+
+# words that say how a value is asked, not what it is of ("Bis zu welchem Betrag … steuerfrei?")
+_ASK_VOCABULARY = frozenset(light_stem(fold_plain(w)) for w in
+                            "steuerfrei lohnsteuerfrei sachbezugsfrei abgabenfrei beitragsfrei".split())
+
+
+def _names_a_subject(question: Question, fact: Fact) -> bool:
+    """With a case told, the fact's own words name some word of the question beyond how it asks: "Die Firma zahlt
+    ihm die Wallbox. Bis zu welchem Betrag passiert da nix?" is about the Wallbox, not any steuerfreie Höchstbetrag."""
+    pool = _fact_pool(fact, with_mentions=False)
+    return any(any(word_in(a, pool) for a in alternatives - _ASK_VOCABULARY - _CASE_WORDS - question.implied)
+               for alternatives in question.words)
 
 
 def _accounted(question: Question, fact: Fact, inside: bool | None = None, with_mentions: bool = True) -> bool:

@@ -111,6 +111,9 @@ _SECOND_ASK = re.compile(r"\b(?:und|sowie)\s+(?:wie\s+(?:hoch|viel|viele|lange?)
 # abbreviation before the hyphen stays a word of its own ("BV-Beitrag", "SEG-Zulagen")
 _HYPHEN_COMPOUND = re.compile(r"\b([A-Za-zÄÖÜäöüß][a-zäöüß]{2,})-([A-ZÄÖÜ][a-zäöüß]{3,})\b")
 # words of a question that name the wanted unit, not the concept
+# "von seinem Entgelt", "ihrer Entgelte": whose, not what
+_POSSESSIVES = frozenset(stem + ending for stem in ("sein", "ihr", "unser", "mein", "dein", "euer", "eur")
+                         for ending in ("", "e", "em", "en", "er", "es"))
 _UNIT_WORDS = frozenset({"prozent", "prozentsatz", "euro", "eur"})
 _BOUND_WORDS = {"ab": "ab", "nach": "ab", "über": "ab", "ueber": "ab", "mindestens": "ab", "bis": "bis",
                 "unter": "bis", "höchstens": "bis", "hoechstens": "bis"}
@@ -217,6 +220,10 @@ _TOLD_CASE = re.compile(r"^\s*(?:unser|unsere|ein|eine|der|die|mein|meine)\s+[A-
 _TOLD_HIRE = re.compile(r"\b(?:neue[rn]?\s+(?:Mitarbeiter\w*|Kolleg\w*|Dienstnehmer\w*|Angestellte\w*|Arbeiter\w*)"
                         r"|Neueintritt\w*|Neuaufnahme|(?:nie|erstmals)\s+(?:\w+\s+){0,3}beschäftigt|keine\s+Vordienstzeit\w*"
                         r"|\beingestellt\b|\b(?:stellen|nehmen)\s+(?:[\w€.,-]+\s+){0,6}(?:ein|auf)\b)", re.I)
+# what the employer pays for, told before the ask ("Die Firma bezahlt einem Mitarbeiter die Stromtankstelle in seiner
+# Garage. Bis zu welchem Betrag …?")
+_TOLD_PAYMENT = re.compile(r"\b(?:wir|die\s+Firma|der\s+(?:Arbeit|Dienst)geber|das\s+Unternehmen)\s+(?:\w+\s+){0,2}"
+                           r"(?:be)?zahl(?:t|en)\b|\bwir\s+(?:übernehmen|finanzieren)\b", re.I)
 _SELECTING = frozenset({light_stem(fold_plain("überwiegend"))})
 _NOT_MOSTLY = re.compile(r"\b(?:nicht|kein\w*)\s+(?:\w+\s+)?(?:überwiegend\w*|hauptsächlich)", re.I)
 # "Bei uns schieben die Leute fast nur Nachtschicht.": a case told by what selects a row
@@ -227,6 +234,10 @@ _CONDITION_CLAUSE = re.compile(r",?\s*\b(?:das|der|die|welche[rs]?)\s+(?:[\w-]+\
 # the firm as the place of the case ("im Betrieb", "in unserem Betrieb"); "für unseren Betrieb" may name a rate's
 # payer and stays
 _IN_THE_FIRM = re.compile(r"\b(?:bei\s+uns\s+)?(?:im|in\s+(?:unserem|meinem|einem))\s+Betrieb\b", re.I)
+# free of tax, said in other words
+_NO_TAX = re.compile(r"\b(?:(?:steuerlich|lohnm[äa]ßig|lohnsteuerlich)\s+)?ohne\s+(?:steuerliche\s+)?(?:Folgen|Konsequenzen)\b"
+                     r"|\b(?:beim\s+Lohn\s+|lohnm[äa]ßig\s+)?(?:nichts|nix)\s+(?:zu\s+)?(?:versteuern|ansetzen)\b"
+                     r"|\bpassiert\s+(?:da\s+)?(?:lohnm[äa]ßig\s+|steuerlich\s+)?(?:nix|nichts)\b", re.I)
 # a distance the case tells ("wohnt 50 km von der Firma entfernt")
 _STATED_DISTANCE = re.compile(r"\b\d{1,3}\s*(?:km|kilometer)\b", re.I)
 _STATED_PAY = re.compile(r"(?:€\s*\d{1,3}(?:\.\d{3})+|\d{1,3}(?:\.\d{3})+\s*(?:€|Euro))")
@@ -302,6 +313,8 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     text = _CONDITION_CLAUSE.sub(" ", text)
     # "mehrere Geringfügige im Betrieb": where the people work, not a word of the value asked
     text = _IN_THE_FIRM.sub(" ", text)
+    # "bleibt das steuerlich ohne Folgen", "müssen wir beim Lohn nichts ansetzen": what "steuerfrei" says
+    text = _NO_TAX.sub(" steuerfrei ", text)
     # "ab welcher Summe ihrer Entgelte": what the sum is of belongs to the ask, like the sum itself
     text = _SUM_OF.sub(" ", text) if threshold else text
     text = _ASKED_SUM.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)], text)
@@ -322,7 +335,7 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
         folded = fold_plain(raw)
         stem = light_stem(folded)
         if folded in QUESTION_STOPWORDS or folded in ANSWER_STOPWORDS or stem in _ASK_WORDS or stem in GENERIC \
-                or folded in _UNIT_WORDS:
+                or folded in _UNIT_WORDS or folded in _POSSESSIVES:
             continue
         if folded in _SAME_AS and light_stem(_SAME_AS[folded]) in GENERIC:
             continue
@@ -384,7 +397,8 @@ def _case_words(text: str) -> frozenset:
         preamble = text[:dashes[-1]]    # "Neueintritt am 1. März, keine Vordienstzeit – ab wann …?"
     if not preamble or not (_STATED_PAY.search(preamble) or _STATED_DISTANCE.search(preamble)
                             or _TOLD_CASE.match(text) or _TOLD_MOSTLY.search(preamble)
-                            or _EMPLOYER_NOTICE.search(preamble) or _TOLD_HIRE.search(preamble)):
+                            or _EMPLOYER_NOTICE.search(preamble) or _TOLD_HIRE.search(preamble)
+                            or _TOLD_PAYMENT.search(preamble)):
         return frozenset()
     # a word the ask names too is the ask's; "überwiegend" selects a row wherever it is told
     asked = {light_stem(fold_plain(w)) for w in word_tokens(text[len(preamble):])} | _SELECTING

@@ -150,7 +150,7 @@ def test_the_row_of_a_staged_table_the_question_falls_into(facts):
     assert notice is not None and "2 Monate [lb-end-01]" in notice.text and "ab dem 3. Dienstjahr" in notice.text
     assert "3 Monate" not in notice.text and "6 Wochen" not in notice.text, "only the row of the 4th year"
     leave = answer("Wie viele Werktage Urlaub nach dem 25. Dienstjahr?", facts)
-    assert leave is not None and ": 36 [lb-url-01]" in leave.text and "30 [" not in leave.text
+    assert leave is not None and ": 36 Werktage [lb-url-01]" in leave.text and "30 " not in leave.text
     commute = answer("Kleines Pendlerpauschale bei 25 km, wieviel im Monat?", facts)
     assert commute is not None and "€ 58 [lb-pen-01]" in commute.text and "€ 123" not in commute.text
     far = answer("Großes Pendler Pauschale über 60 km – wie viel im Monat?", facts)
@@ -682,3 +682,36 @@ def test_a_band_named_by_its_width_holds_the_bounds_it_spans(facts):
     assert "35,75 % [lb-sz-01]" in text and "27 %" not in text, text
     text = answer("Welcher feste Steuersatz gilt für sonstige Bezüge zwischen 25.000 und 50.000 Euro?", facts).text
     assert "27 % [lb-sz-01]" in text and "35,75 %" not in text, text
+
+
+@pytest.mark.parametrize("question", [
+    "Die Firma bezahlt einem Mitarbeiter die Stromtankstelle in seiner Garage daheim. Bis zu welchem Betrag bleibt "
+    "das für ihn steuerlich ohne Folgen?",
+    "Wir zahlen einem Kollegen die Wallbox für sein Firmen-Stromauto daheim in der Garage. Bis zu welchem Betrag "
+    "müssen wir dafür beim Lohn nichts ansetzen?",
+])
+def test_what_the_employer_pays_for_is_a_case_and_no_tax_said_in_other_words(facts, question):
+    text = answer(question, facts).text
+    assert "Ladeeinrichtung beim Arbeitnehmer" in text and "bis € 2.000 kein Sachbezug [lb-sb-02]" in text, text
+
+
+def test_a_told_case_needs_a_fact_that_names_its_subject(facts):
+    # with the case's words free, "Bis zu welchem Betrag passiert da nix?" alone fits any steuerfreie Höchstbetrag;
+    # the SEG-Zulagen' € 360 names nothing of the Wallbox
+    result = answer("Verkäufer fährt einen Stromer als Firmenauto, wir zahlen ihm die Wallbox in seiner Garage. "
+                    "Bis zu welchem Betrag passiert da lohnmäßig nix?", facts)
+    assert result is None or "€ 360" not in result.text, result.text
+
+
+def test_a_possessive_and_paying_in_name_no_other_concept(facts):
+    # "von seinem Entgelt … an die Vorsorgekasse abführen": the Beitragssatz, whose it is aside
+    text = answer("Wir haben seit März 2025 einen neuen Angestellten. Wie viel Prozent von seinem Entgelt müssen wir "
+                  "für die Abfertigung neu an die Vorsorgekasse abführen?", facts).text
+    assert "Beitragssatz" in text and "1,53 % des Entgelts" in text and "[lb-abf-01]" in text, text
+    # without a verb of paying in, "Wie viel Prozent … Abfertigung neu?" names no Beitragssatz
+    assert answer("Wie viel Prozent hat die Abfertigung neu?", facts) is None
+
+
+def test_a_count_whose_unit_only_the_header_names_is_shown_with_it(facts):
+    text = answer("Wie viele Werktage Urlaub nach dem 25. Dienstjahr?", facts).text
+    assert "Werktage (6-Tage-Woche) ohne Jahresangabe: 36 Werktage [lb-url-01]" in text, text
