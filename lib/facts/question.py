@@ -52,7 +52,7 @@ gesetzlich offiziell amtl welchem welchen zu noch dauert dauern brauch brauche b
 darf dürfen durfte auszahlen auszahlt ausgezahlt rechne rechnen rechnet gerechnet berechnet berechnen trägt tragen anfällt anfallen fällt fallen
 jänner januar jaenner februar feber märz april mai juni juli august september oktober november dezember
 abgeben abgegeben abzugeben einreichen eingereicht einzureichen abführen abgeführt abzuführen entrichten entrichtet
-gezahlt bezahlt ausbezahlt ausgezahlt gemeldet melden erstatten erstattet binnen innerhalb
+gezahlt bezahlt ausbezahlt ausgezahlt gemeldet melden erstatten erstattet binnen innerhalb macht machen ausmachen
 pflicht verpflichtend machen durchführen durchzuführen zuhause daheim garage versteuert versteuern besteuert besteuern
 firma nix nichts kriegt kriegen kriege krieg
 ihre ihrer ihren seine seiner seinen samt gearbeitet möchte möchten will wollen

@@ -292,10 +292,22 @@ _ELLIPSIS = re.compile(r"^(?P<ask>(?:\w+\s+){1,2}?)(?P<article>der|die|das|den|d
                        r"(?P<noun>[A-ZÄÖÜ][\w-]*(?:\s+[A-ZÄÖÜ][\w-]*)?)\s*\??$")
 
 
+# a second ask that is only a noun phrase with its own head ("der Anteil des Dienstgebers an den SV-Beiträgen?")
+_SAME_HEAD = re.compile(r"^(?P<article>der|die|das|den|dem)\s+(?P<noun>[A-ZÄÖÜ][\w-]*)\s+\S")
+
+
 def _complete_ellipsis(first, second):
     """A second ask that only names another noun ("… zahlt 2025 der Dienstnehmer insgesamt … und wie viel der
     Dienstgeber?"): the first ask with that noun in place of the first's after the same article ("Wie viel Prozent
     SV zahlt 2025 der Dienstgeber insgesamt …"); else ``second``."""
+    same = _SAME_HEAD.match(second.strip())
+    if same:
+        # "Wie viel Prozent machen 2025 bei vollem AV der Anteil des Dienstnehmers und der Anteil des Dienstgebers
+        # …?": the second names the same head as the first's subject, the first's ask and case go with it
+        head = re.search(rf"\b{same.group('article')}\s+{re.escape(same.group('noun'))}\b", first, re.I)
+        if head and head.start() > 0:
+            return first[:head.start()] + second.strip()
+        return second
     m = _ELLIPSIS.match(second.strip())
     if not m or m.group("ask").split()[0].lower() != (_words(first) or [""])[0].lower():
         return second

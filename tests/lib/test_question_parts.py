@@ -29,6 +29,11 @@ from lib.search.parts import MAX_PARTS, split
       "Wie viel Prozent SV zahlt 2025 der Dienstgeber insgesamt vom laufenden Bezug?"]),
     ("Welchen Satz zahlt der Arbeitnehmer und welchen der Arbeitgeber?",
      ["Welchen Satz zahlt der Arbeitnehmer?", "Welchen Satz zahlt der Arbeitgeber?"]),
+    # a second ask that is a noun phrase with the first subject's head takes the first ask and its case
+    ("Wie viel Prozent machen 2025 bei vollem AV der Anteil des Dienstnehmers und der Anteil des Dienstgebers an "
+     "den SV-Beiträgen insgesamt aus?",
+     ["Wie viel Prozent machen 2025 bei vollem AV der Anteil des Dienstnehmers?",
+      "Wie viel Prozent machen 2025 bei vollem AV der Anteil des Dienstgebers an den SV-Beiträgen insgesamt aus?"]),
     # two subjects in a long lead-in, the ask after it "jeweils": each subject gets the ask
     ("Mehrstundenzuschlag bei Teilzeit und Zuschlag für Überstunden nach AZG – wie viel Prozent jeweils?",
      ["Mehrstundenzuschlag bei Teilzeit – wie viel Prozent?", "Zuschlag für Überstunden nach AZG – wie viel Prozent?"]),
