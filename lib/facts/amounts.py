@@ -11,6 +11,7 @@ from functools import lru_cache
 from decimal import Decimal, InvalidOperation
 
 from ..text.german import fold_plain
+from ..text.numbers import digits_for_words
 from .periods import find_period
 
 _NUM = r"(?<![\d,.])(?:\d{1,3}(?:[.\u00a0\u202f]\d{3})+(?:,\d+)?|\d+(?:,\d+)?)(?![\d]|\.\d)"
@@ -182,7 +183,8 @@ def parse_amount(text: str, default_unit: str = "") -> Amount:
     numbers: list[tuple[str, Decimal]] = []
     first: tuple[Decimal, str, int, int] | None = None
     second: Decimal | None = None
-    scrubbed = _scrub(text)
+    # "zwei Jahre ab Ende des Urlaubsjahres": a span written in words is read in digits, the text stays as written
+    scrubbed = _scrub(digits_for_words(text))
     for match, unit, value in _values(scrubbed, default_unit):
         numbers.append((unit, value))
         if first is None:

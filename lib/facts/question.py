@@ -33,14 +33,14 @@ _SUM_OF = re.compile(r"\b\w*(?:summen?|betrag)\s+(?:ihrer|seiner|aller|der|deren
 # "Ab welchem Monat (des Dienstverhältnisses) …?", "ab dem wievielten Tag": when a rule starts
 _FROM_WHICH_MONTH = r"\b(?:seit|ab)\s+(?:welchem|dem\s+wievielten)\s+(?:Monat|Tag|Dienstjahr)\b"
 _ASKS_FIGURE = re.compile(
-    r"\bwie\s*(?:hoch|viel\w*|lange?)\b|\bbis\s+wann\b|\bab\s+wann\b|\bbinnen\s+wie\b|\bbis\s+zu\s+welche[mrns]?\b"
+    r"\bwie\s*(?:hoch|viel\w*|lange?)\b|\bnach\s+wie\s*viel\w*\b|\bbis\s+wann\b|\bab\s+wann\b|\bbinnen\s+wie\b|\bbis\s+zu\s+welche[mrns]?\b"
     r"|\b(?:seit|ab)\s+(?:wann|welchem\s+(?:Kalender)?jahr)\b|\bab\s+welche[mrn]?\s+(?:\w+en\s+)?" + _SUM_WORDS +
     r"|" + _FROM_WHICH_MONTH +
     r"|\bwelche[mrns]?\s+(?:\w+\s+)?(?:betrag|h[öo]he|frist|\w*satz|grenze|grenzwert)\b|\bin\s+welcher\s+h[öo]he\b",
     re.I)
 # value asks the search's word list does not hold ("Bis zu welchem Jahreseinkommen …", "Welches Kilometergeld galt
 # 2023 …", "binnen wie vielen Tagen")
-_ASKS_VALUE = re.compile(_FROM_WHICH_MONTH + r"|\bbis\s+zu\s+welche[mrns]?\b|\bbinnen\s+wie\b|\b(?:seit|ab)\s+welchem\s+(?:Kalender)?jahr\b"
+_ASKS_VALUE = re.compile(_FROM_WHICH_MONTH + r"|\bnach\s+wie\s*viel\w*\b|\bbis\s+zu\s+welche[mrns]?\b|\bbinnen\s+wie\b|\b(?:seit|ab)\s+welchem\s+(?:Kalender)?jahr\b"
                          r"|\bwelche[mrns]?\s+\w+\s+(?:gilt|galt|gelten|galten)\b"
                          r"|\bwelche[mrns]?\s+\w*(?:pauschale|betrag|satz|zuschlag|geld)\s+(?:steht|stehen)\b", re.I)
 _ASK_WORDS = frozenset(light_stem(fold_plain(w)) for w in """
@@ -91,8 +91,8 @@ _ASKS = (
     (re.compile(r"\b(?:prozent\w*|%|(?!(?:er|ein|zu|ab|um|auf|an|kilometer|km)s[äa]tz)\w*s[äa]tz(?:e|es|en)?\b|\w*quote)", re.I),
      frozenset({"%", "Prozentpunkte"})),
     # "wie viel (bezahlte) Freizeit": a span of time, not an amount
-    (re.compile(r"\bwie\s+lange?\b|\bdauer\w*|\bwie\s+viele\s+(?:\w+\s+)?\w*(?:tage|werktage|arbeitstage|wochen|monate|"
-                r"jahre|stunden)\b|\bwie\s*viel\s+(?:\w+\s+)?(?:frei)?zeit\b", re.I), _DURATION_UNITS),
+    (re.compile(r"\bwie\s+lange?\b|\bdauer\w*|\bwie\s*viele[n]?\s+(?:\w+\s+)?\w*(?:tage|werktage|arbeitstage|wochen|"
+                r"monate|jahre|stunden)n?\b|\bwie\s*viel\s+(?:\w+\s+)?(?:frei)?zeit\b", re.I), _DURATION_UNITS),
     # "ab welcher Summe … fällig": an amount, though "fällig" follows
     (re.compile(r"\bwelche[rmns]?\s+(?:\w+en\s+)?(?:summe|betrag|h[öo]he|einkommen|jahreseinkommen|entgelt\w*"
                 r"|monatsbezug|bezug|lohnsumme)\b", re.I), _AMOUNT_UNITS),

@@ -43,6 +43,8 @@ def test_a_label_loses_its_period_and_keeps_tidy_brackets():
     ("€ 1 Mio.", "1000000", "€", ""), ("8 Wochen", "8", "Wochen", ""), ("30.000 km", "30000", "km", ""),
     ("mind. 50 % des Entgeltunterschieds", "50", "%", "mindestens"), ("höchstens 1 Monat", "1", "Monate", "höchstens"),
     ("binnen 7 Tagen nach Ende", "7", "Tage", ""), ("12 Stunden pro Woche", "12", "Stunden", ""),
+    # a span written in words is a value as well; its text stays as written
+    ("zwei Jahre ab Ende des Urlaubsjahres", "2", "Jahre", ""), ("höchstens fünf Jahre", "5", "Jahre", "höchstens"),
 ])
 def test_amounts(text, amount, unit, bound):
     value = parse_amount(text)
@@ -54,6 +56,8 @@ def test_ranges_references_and_text():
     assert parse_amount("siehe [lb-gfb-01]").unit == "Verweis" and parse_amount("wie oben").unit == "Verweis"
     assert not parse_amount("kein Sachbezug").has_value
     assert parse_amount("10", "Überstunden").unit == "Überstunden"
+    assert parse_amount("zwei Jahre ab Ende des Urlaubsjahres").text == "zwei Jahre ab Ende des Urlaubsjahres"
+    assert not parse_amount("um die Dauer einer Elternkarenz").has_value
 
 
 # The year (or period) of every dated Kernwerte cell of the demo base, written out by hand from the tables:

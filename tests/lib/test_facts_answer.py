@@ -715,3 +715,12 @@ def test_a_possessive_and_paying_in_name_no_other_concept(facts):
 def test_a_count_whose_unit_only_the_header_names_is_shown_with_it(facts):
     text = answer("Wie viele Werktage Urlaub nach dem 25. Dienstjahr?", facts).text
     assert "Werktage (6-Tage-Woche) ohne Jahresangabe: 36 Werktage [lb-url-01]" in text, text
+
+
+@pytest.mark.parametrize("question", [
+    "Nach wie vielen Jahren verjährt der Urlaubsanspruch?",
+    "Urlaubsjahr = Kalenderjahr. Eine Kollegin hat noch Resturlaub aus 2024 – innerhalb welcher Frist verjährt der?",
+])
+def test_a_span_written_in_words_answers_as_written(facts, question):
+    text = answer(question, facts).text
+    assert "Verjährungsfrist ohne Jahresangabe: zwei Jahre ab Ende des Urlaubsjahres" in text and "[lb-url-03]" in text
