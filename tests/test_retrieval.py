@@ -81,7 +81,9 @@ class TestEmbedding(StandInCase):
                                                       0, 0, ""), chunk.entry_id.name, chunk.kb_id)
             sizes.append(len(re.findall(r"\w+", text)) + 2)
         context = sorted(sizes)[len(sizes) // 2]   # about half the sections are longer
-        clearly_long = sum(1 for n in sizes if n >= 1.25 * context)
+        # the client spreads a batch's token count over its texts by characters (lib/llm/tokens.py), so a text of
+        # long words (an entry card's synonyms) counts more than its words, one of short ones less
+        clearly_long = sum(1 for n in sizes if n >= 1.5 * context)
         not_short = sum(1 for n in sizes if n > 0.75 * context)
         self.assertGreater(clearly_long, 0, sizes)
         other = OllamaStandIn(embed_models={"short-ctx": f"hash:256:{context}"}, request_overhead_ms=0).start()
@@ -100,7 +102,11 @@ class TestEmbedding(StandInCase):
         self.env["pv.kb.health.run"]._run_health_check()
         findings = self.env["pv.kb.finding"].search([("kind", "=", "embedding"), ("state", "=", "open")])
         self.assertIn("gekürzt", " ".join(findings.mapped("message")))
-        self.assertTrue(set(cut.entry_id.ids) <= set(findings.entry_ids.ids))
+        # an entry card (title, tags, synonyms; made by the import) is no section a curator can shorten: the
+        # finding names the sections
+        sections = cut.filtered(lambda c: c.section_key != "card")
+        self.assertTrue(sections and set(sections.entry_id.ids) <= set(findings.entry_ids.ids),
+                        (cut.mapped("section_key"), findings.mapped("message")))
 
     def test_resumes_after_failure_mid_run_without_duplicates_or_gaps(self):
         self.run_import(batch_files(compound_entries()))

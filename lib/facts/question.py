@@ -68,7 +68,8 @@ _SAME_AS = {"start": "beginn", "startet": "beginn", "anfang": "beginn", "tochter
             "toechter": "kind", "soehne": "kind", "nachts": "nachtarbeit", "nacht": "nachtarbeit",
             "nachtdienst": "nachtarbeit", "nachtdienste": "nachtarbeit", "nachtschicht": "nachtarbeit",
             "nachtschichten": "nachtarbeit", "zusammen": "gemeinsam",
-            "vorteil": "sachbezug", "vorteile": "sachbezug"}
+            "vorteil": "sachbezug", "vorteile": "sachbezug", "dienstverhaeltnis": "arbeitsverhaeltnis",
+            "dienstverhaeltnisses": "arbeitsverhaeltnis"}
 # "mehr als die Hälfte seiner Arbeitszeit in der Nacht", "fast nur Nachtdienste": what a row calls "überwiegend"
 _MOSTLY = re.compile(r"\bmehr\s+als\s+die\s+h[äa]lfte(?:\s+(?:der|seiner|ihrer)\s+\w*arbeitszeit)?\b|\bgr(?:ö|oe)(?:ß|ss)tenteils\b|\bgro(?:ß|ss)teils\b"
                      r"|\bhaupts[äa]chlich\b|\bfast\s+(?:nur|ausschlie(?:ß|ss)lich|immer)\b"
