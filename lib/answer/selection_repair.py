@@ -205,14 +205,14 @@ def complete_year(question: str, chosen: list[Unit], units: list[Unit]) -> Unit 
     if len(years) != 1 or not chosen:
         return None
     year = int(years.pop())
-    if any(_names_year(u.text, year) for u in chosen):
+    if any(_names_year(_dated(u), year) for u in chosen):
         return None
     terms = question_terms(question)
     entries = {u.entry_id for u in chosen}
     tables = {(u.entry_id, u.about) for u in chosen}
     best, best_score = None, 0
     for unit in units:
-        if unit.entry_id not in entries or unit in chosen or not _names_year(unit.text, year):
+        if unit.entry_id not in entries or unit in chosen or not _names_year(_dated(unit), year):
             continue
         # a row of the chosen row's table ("2023: 132 g/km" under the header "Erstzulassung | CO2-Grenzwert")
         # shares the question's words through its header; it comes first
@@ -227,6 +227,12 @@ def complete_year(question: str, chosen: list[Unit], units: list[Unit]) -> Unit 
 
 
 _YEAR_RANGE_RE = re.compile(r"(?<![\d.,])((?:19|20)\d{2})\s*(?:bis|–|-)\s*((?:19|20)\d{2})(?!\d)")
+
+
+def _dated(unit: Unit) -> str:
+    """A passage's text with what dates it: its own words when they name a year, else its entry's title or its
+    table's caption ("bis € 12.816: 0 %" of the table "Einkommen pro Jahr 2024"); a Stand is no year of a value."""
+    return _STAND_YEAR_RE.sub(" ", unit.text if _YEAR_RE.search(unit.text) else f"{unit.text} {unit.about}")
 
 
 def _names_year(text: str, year: int) -> bool:
@@ -300,8 +306,7 @@ def asked_year_missing(question: str, chosen: list[Unit]) -> tuple[str, str] | N
     asked = int(years.pop())
     # a passage that names no year is of the year its entry's title or its table's caption names
     # ("bis € 13.308: 0 %" of "Lohnsteuertarif 2025"); a Stand is no year of the value
-    text = " ".join(_STAND_YEAR_RE.sub(" ", u.text if _YEAR_RE.search(u.text) else f"{u.text} {u.about}")
-                    for u in chosen)
+    text = " ".join(_dated(u) for u in chosen)
     named = [int(y) for y in _YEAR_RE.findall(text)]
     if not named or asked in named:
         return None

@@ -254,6 +254,28 @@ def _key_names(key: frozenset, question: Question) -> tuple[int, int]:
     return asked, told
 
 
+# a count of days a case tells ("an 6 Tagen im Monat", "nur 9 Arbeitstage")
+_TOLD_DAYS = re.compile(r"\b(\d{1,2})\s+(?:Arbeits|Fahr|Büro|Anwesenheits)?[Tt]agen?\b")
+_DAY_ROW = re.compile(r"^\s*(?:(?:mindestens|ab)\s+(\d{1,2})|(\d{1,2})\s*(?:bis|–|-)\s*(\d{1,2}))\s*$", re.I)
+
+
+def _scaled_by_days(group: list[Fact], pool: list[Fact], days: int) -> bool:
+    """Another table of the answering facts' entries is counted in days ("Fahrtage im Monat | Anteil") and its row
+    for ``days`` gives a share ("4 bis 7 | ein Drittel"), not the full value ("mindestens 11 | voll"); a count no
+    row holds scales it too."""
+    entries = {f.entry_id for f in group}
+    chosen = {id(f) for f in group}
+    rows = [f for f in pool if f.entry_id in entries and id(f) not in chosen and f.origin == "table"
+            and any(w.endswith("tag") for w in f.context)]
+    if not rows:
+        return False
+    for row in rows:
+        m = _DAY_ROW.match(row.label)
+        if m and (int(m.group(1)) <= days if m.group(1) else int(m.group(2)) <= days <= int(m.group(3))):
+            return row.value.has_value      # "voll" names no share
+    return True
+
+
 def _newest_first(facts: list[Fact], rank: Mapping[str, int]) -> list[Fact]:
     return sorted(facts, key=lambda f: (-f.period.newest, not f.period.explicit, rank.get(f.entry_id, 99), f.line))
 
@@ -319,6 +341,11 @@ def find(question: Question, facts: list[Fact], allowed: Iterable[str] | None = 
         if len(keys) > 1:
             return None
     group = [f for g in groups for f in g]
+    days = _TOLD_DAYS.search(question.text)
+    if days and _scaled_by_days(group, pool, int(days.group(1))):
+        # "fährt nur an 6 Tagen im Monat": the entry's table of days (Fahrtage 4 bis 7: ein Drittel) scales the
+        # value; the full Pauschale alone would be wrong, so the normal answer runs
+        return None
     # the ⚠ sides come from every retrieved entry's facts, not only those whose label fits the question: the
     # other side of a contradiction may name the same value in other words ("Ersatzquote Blockzeit")
     chosen_ids = {id(f) for f in group}

@@ -29,7 +29,7 @@ _SUM_WORDS = r"(?:\w*summen?|\w*betrag|\w*einkommen|entgelt\w*|\w*bezug|\w*lohn|
 _ASKS_THRESHOLD = re.compile(r"\bab\s+welche[mrn]?\s+(?:\w+en\s+)?" + _SUM_WORDS, re.I)
 _THRESHOLD_KEY_WORDS = frozenset({light_stem(fold_plain("Grenze"))})
 _SEVERAL = re.compile(r"\bmehrere[nrms]?\b", re.I)
-_SUM_OF = re.compile(r"\b\w*(?:summen?|betrag)\s+(?:ihrer|seiner|aller|der|deren)\s+\w+", re.I)
+_SUM_OF = re.compile(r"\b\w*(?:summen?|betrag)\s+(?:ihrer|seiner|aller|der|deren)\s+(?:\w+en\s+)?\w+", re.I)
 # "Ab welchem Monat (des Dienstverhältnisses) …?", "ab dem wievielten Tag": when a rule starts
 _FROM_WHICH_MONTH = r"\b(?:seit|ab)\s+(?:welchem|dem\s+wievielten)\s+(?:Monat|Tag|Dienstjahr)\b"
 _ASKS_FIGURE = re.compile(
@@ -42,7 +42,9 @@ _ASKS_FIGURE = re.compile(
 # 2023 …", "binnen wie vielen Tagen")
 _ASKS_VALUE = re.compile(_FROM_WHICH_MONTH + r"|\bnach\s+wie\s*viel\w*\b|\bbis\s+zu\s+welche[mrns]?\b|\bbinnen\s+wie\b|\b(?:seit|ab)\s+welchem\s+(?:Kalender)?jahr\b"
                          r"|\bwelche[mrns]?\s+\w+\s+(?:gilt|galt|gelten|galten)\b"
-                         r"|\bwelche[mrns]?\s+\w*(?:pauschale|betrag|satz|zuschlag|geld)\s+(?:steht|stehen)\b", re.I)
+                         r"|\bwelche[mrns]?\s+\w*(?:pauschale|betrag|satz|zuschlag|geld)\s+(?:steht|stehen)\b"
+                         r"|\bwelche[mrns]?\s+\w*(?:pauschale|zuschlag|geld)\s+(?:\w+\s+){0,3}(?:trag\w*|setz\w*|rechne\w*)"
+                         r"\s+(?:ich|wir|man)\s+(?:ein|an|ab)\b", re.I)
 _ASK_WORDS = frozenset(light_stem(fold_plain(w)) for w in """
 wie hoch viel viele wieviel wieviele welche welcher welches beträgt betragen gilt gelten galt aktuell
 derzeit momentan heuer genau bitte nennen nenn sag sagen gibt geben steht bekomme bekommt zahlt zahlen
@@ -193,11 +195,11 @@ _SV_CONTRIBUTIONS = re.compile(r"\b(?:SV|Sozialversicherung)[-\s]?(?:Beitr[äa]g
                                r"|\bKrankenkasse\b|\bÖGK\b|\bbeitragspflichtig\b", re.I)
 # the Pendlerpauschale's two variants, told by whether public transport can be used for the commute
 _TRANSIT = r"(?:öffis|öffentliche\w*(?:\s+verkehrsmittel\w*)?|bus\s+und\s+bahn|bahn\s+und\s+bus|öffentlich)"
-_TRANSIT_NOT = re.compile(rf"\b{_TRANSIT}\s+(?:\w+\s+){{0,3}}(?:nicht\s+zumutbar|unzumutbar|nicht\s+(?:möglich|machbar|"
+_TRANSIT_NOT = re.compile(rf"\b{_TRANSIT}\s+(?:\w+\s+){{0,5}}(?:nicht\s+zumutbar|unzumutbar|nicht\s+(?:möglich|machbar|"
                           rf"erreichbar|verfügbar))|\b(?:nicht|kaum|schwer)\s+(?:\w+\s+){{0,4}}mit\s+{_TRANSIT}"
                           rf"|\bmit\s+(?:den\s+|dem\s+)?{_TRANSIT}\s+(?:\w+\s+){{0,5}}(?:nicht|kaum|unmöglich|praktisch\s+nicht)\b"
                           rf"|\bkein(?:e|en)?\s+{_TRANSIT}", re.I)
-_TRANSIT_OK = re.compile(rf"\b{_TRANSIT}\s+(?:\w+\s+){{0,3}}zumutbar|\b(?:problemlos|gut|leicht|ohne\s+weiteres)\s+"
+_TRANSIT_OK = re.compile(rf"\b{_TRANSIT}\s+(?:\w+\s+){{0,5}}zumutbar|\b(?:problemlos|gut|leicht|ohne\s+weiteres)\s+"
                          rf"(?:\w+\s+){{0,2}}mit\s+{_TRANSIT}|\bmit\s+{_TRANSIT}\s+(?:\w+\s+){{0,3}}(?:problemlos|"
                          rf"gut|leicht)\b", re.I)
 # values the synonym table joins for the search but that are different values: a question on the Pendlerpauschale
@@ -239,6 +241,8 @@ _IN_THE_FIRM = re.compile(r"\b(?:bei\s+uns\s+)?(?:im|in\s+(?:unserem|meinem|eine
 _NO_TAX = re.compile(r"\b(?:(?:steuerlich|lohnm[äa]ßig|lohnsteuerlich)\s+)?ohne\s+(?:steuerliche\s+)?(?:Folgen|Konsequenzen)\b"
                      r"|\b(?:beim\s+Lohn\s+|lohnm[äa]ßig\s+)?(?:nichts|nix)\s+(?:zu\s+)?(?:versteuern|ansetzen)\b"
                      r"|\bpassiert\s+(?:da\s+)?(?:lohnm[äa]ßig\s+|steuerlich\s+)?(?:nix|nichts)\b", re.I)
+# a smaller sum a case tells ("zusammen knapp € 900 im Monat"); unlike a pay in thousands it says nothing of a ceiling
+_STATED_SUM = re.compile(r"€\s*\d{3,}\b|\b\d{3,}\s*(?:€|Euro)")
 # a distance the case tells ("wohnt 50 km von der Firma entfernt")
 _STATED_DISTANCE = re.compile(r"\b\d{1,3}\s*(?:km|kilometer)\b", re.I)
 _STATED_PAY = re.compile(r"(?:€\s*\d{1,3}(?:\.\d{3})+|\d{1,3}(?:\.\d{3})+\s*(?:€|Euro))")
@@ -396,7 +400,8 @@ def _case_words(text: str) -> frozenset:
     dashes = [m.end() for m in _DASH.finditer(text)]
     if dashes and dashes[-1] > len(preamble) and _TOLD_HIRE.search(text[:dashes[-1]]):
         preamble = text[:dashes[-1]]    # "Neueintritt am 1. März, keine Vordienstzeit – ab wann …?"
-    if not preamble or not (_STATED_PAY.search(preamble) or _STATED_DISTANCE.search(preamble)
+    if not preamble or not (_STATED_PAY.search(preamble) or _STATED_SUM.search(preamble)
+                            or _STATED_DISTANCE.search(preamble)
                             or _TOLD_CASE.match(text) or _TOLD_MOSTLY.search(preamble)
                             or _EMPLOYER_NOTICE.search(preamble) or _TOLD_HIRE.search(preamble)
                             or _TOLD_PAYMENT.search(preamble)):

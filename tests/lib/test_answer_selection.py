@@ -225,6 +225,23 @@ def test_the_row_of_the_asked_year_is_found_through_its_table_header():
     assert rep.complete_year(question, [by_text["2020: 141 g/km"]], units) is by_text["2023: 132 g/km"]
 
 
+def test_a_row_dated_only_by_its_tables_header_is_the_asked_years_row():
+    # two tables by year, the year in the first header only: the 2024 row is added beside the 2025 one chosen,
+    # and no note says the base has no value for 2024
+    tables = ("| Einkommen pro Jahr 2025 | Grenzsteuersatz |\n|---|---|\n| bis € 13.308 | 0 % |\n"
+              "| über € 13.308 bis € 21.617 | 20 % |\n\n"
+              "| Einkommen pro Jahr 2024 | Grenzsteuersatz |\n|---|---|\n| bis € 12.816 | 0 % |\n"
+              "| bis € 20.818 | 20 % |")
+    question = "Bis zu welchem Jahreseinkommen war man 2024 beim Einkommensteuertarif in der 0-%-Stufe?"
+    _content, units = numbered([block("lb-lst-01", tables, title="Lohnsteuertarif")], question)
+    by_text = {u.text: u for u in units}
+    chosen = [by_text["bis € 13.308: 0 %"]]
+    added = rep.complete_year(question, chosen, units)
+    assert added is by_text["bis € 12.816: 0 %"], added and added.text
+    assert rep.asked_year_missing(question, chosen + [added]) is None
+    assert rep.asked_year_missing(question, chosen) == ("2024", "2025"), "the chosen row alone is of 2025"
+
+
 def test_a_row_is_related_by_its_table_header_and_its_entrys_title():
     table = "| Jahr | Betrag |\n|---|---|\n| 2024 | € 518,44 |\n| 2025 | € 551,10 |"
     _content, units = numbered([block("lb-gfb-01", table, title="Geringfügigkeitsgrenze")],

@@ -724,3 +724,20 @@ def test_a_count_whose_unit_only_the_header_names_is_shown_with_it(facts):
 def test_a_span_written_in_words_answers_as_written(facts, question):
     text = answer(question, facts).text
     assert "Verjährungsfrist ohne Jahresangabe: zwei Jahre ab Ende des Urlaubsjahres" in text and "[lb-url-03]" in text
+
+
+def test_a_smaller_sum_told_makes_a_case_and_the_sum_of_what_is_asked(facts):
+    text = answer("Wir haben 2025 drei geringfügige Aushilfen, zusammen knapp € 900 im Monat. Ab welcher Summe aller "
+                  "geringfügigen Entgelte müssen wir die Dienstgeberabgabe zahlen?", facts).text
+    assert "Grenze für die Dienstgeberabgabe" in text and "€ 826,65 [lb-gfb-01]" in text, text
+
+
+def test_the_days_a_commuter_travels_scale_the_pauschale(facts):
+    # 15 days: the row "mindestens 11 | voll", the full kleines Pauschale; "trag ich ein" asks the value
+    text = answer("Kollege wohnt 35 km vom Werk weg, mit Bus und Bahn ist es ihm laut Pendlerrechner zumutbar, er "
+                  "fährt an ca. 15 Tagen im Monat rein. Welches Pendlerpauschale pro Monat trag ich ein?", facts).text
+    assert "kleines Pauschale" in text and "€ 58 [lb-pen-01]" in text, text
+    # 6 or 9 days: a third or two thirds of it, which no single fact says: no fact answer with the full € 58
+    for days in (6, 9):
+        assert answer(f"Kollege wohnt 35 km weg, Öffis sind zumutbar, er fährt nur an {days} Tagen im Monat ins "
+                      "Büro. Wie viel Pendlerpauschale pro Monat steht ihm zu?", facts) is None
