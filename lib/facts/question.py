@@ -213,6 +213,10 @@ _EMPLOYER_NOTICE_WORD = re.compile(r"\b(?:Dienstgeber|DG|AG)-?[Kk]ündigung\b")
 _EMPLOYER_NOTICE = re.compile(r"\b(?:von\s+uns|vom\s+(?:Arbeit|Dienst)geber|durch\s+den\s+(?:Arbeit|Dienst)geber|seitens\s+"
                               r"des\s+(?:Arbeit|Dienst)gebers)\s+(?:\w+\s+){0,2}gekündigt\b|\bwir\s+kündigen\b"
                               r"|\b(?:Arbeit|Dienst)geber\s+kündigt\b", re.I)
+_EMPLOYEE_NOTICE = re.compile(r"\b(?:kündigt|kündigen)\s+(?:\w+\s+)?selbst\b|\bselbst\s+kündig\w*|\bSelbstkündigung\b"
+                             r"|\b(?:Arbeit|Dienst)nehmer(?:in)?\s+kündigt\b|\b(?:Arbeit|Dienst)nehmerkündigung\b"
+                             r"|\b(?:will|möchte|wollen)?\s*von\s+sich\s+aus\s+(?:\w+\s+){0,2}(?:kündigen|aufhören|gehen)\b",
+                             re.I)
 # it selects the Arbeitgeberkündigung's row where there is one, and need not be named by any other value
 _NOTICE_WORDS = frozenset({light_stem(fold_plain("Arbeitgeberkündigung"))})
 # a case told about a person before the ask ("Unser Portier arbeitet fast nur in der Nacht. Bis zu …?")
@@ -311,6 +315,9 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     # the employer's notice told in the case ("wird von uns gekündigt", "durch den Dienstgeber"): the row of the
     # Arbeitgeberkündigung, not the employee's
     text = _EMPLOYER_NOTICE_WORD.sub("Arbeitgeberkündigung", text)
+    # the employee's own notice told in other words ("kündigt selbst", "will von sich aus aufhören"): the row
+    # "Kündigung durch Arbeitnehmer"
+    text = _EMPLOYEE_NOTICE.sub(" Kündigung durch Arbeitnehmer ", text)
     notice = bool(_EMPLOYER_NOTICE.search(text)) and "Arbeitgeberkündigung" not in text
     if notice:
         text = f"{text} Arbeitgeberkündigung"

@@ -741,3 +741,13 @@ def test_the_days_a_commuter_travels_scale_the_pauschale(facts):
     for days in (6, 9):
         assert answer(f"Kollege wohnt 35 km weg, Öffis sind zumutbar, er fährt nur an {days} Tagen im Monat ins "
                       "Büro. Wie viel Pendlerpauschale pro Monat steht ihm zu?", facts) is None
+
+
+@pytest.mark.parametrize("question", [
+    "Eine Angestellte kündigt selbst. Welche Kündigungsfrist gilt für sie?",
+    "Unser Angestellter will von sich aus kündigen – welche Frist hat er?",
+])
+def test_the_employees_own_notice_told_in_other_words(facts, question):
+    text = answer(question, facts).text
+    assert "Kündigung durch Arbeitnehmer" in text and "1 Monat zum Monatsletzten [lb-end-01]" in text, text
+    assert "6 Wochen" not in text and "Arbeitgeberkündigung" not in text, text
