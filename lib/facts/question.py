@@ -36,7 +36,7 @@ _ASKS_FIGURE = re.compile(
     r"\bwie\s*(?:hoch|viel\w*|lange?)\b|\bnach\s+wie\s*viel\w*\b|\bbis\s+wann\b|\bab\s+wann\b|\bbinnen\s+wie\b|\bbis\s+zu\s+welche[mrns]?\b"
     r"|\b(?:seit|ab)\s+(?:wann|welchem\s+(?:Kalender)?jahr)\b|\bab\s+welche[mrn]?\s+(?:\w+en\s+)?" + _SUM_WORDS +
     r"|" + _FROM_WHICH_MONTH +
-    r"|\bwelche[mrns]?\s+(?:\w+\s+)?(?:betrag|h[öo]he|frist|\w*satz|grenze|grenzwert)\b|\bin\s+welcher\s+h[öo]he\b",
+    r"|\bwelche[mrns]?\s+(?:\w+\s+)?(?:betrag|h[öo]he|\w*frist|\w*satz|grenze|grenzwert)\b|\bin\s+welcher\s+h[öo]he\b",
     re.I)
 # value asks the search's word list does not hold ("Bis zu welchem Jahreseinkommen …", "Welches Kilometergeld galt
 # 2023 …", "binnen wie vielen Tagen")
@@ -55,6 +55,7 @@ darf dürfen durfte auszahlen auszahlt ausgezahlt rechne rechnen rechnet gerechn
 jänner januar jaenner februar feber märz april mai juni juli august september oktober november dezember
 abgeben abgegeben abzugeben einreichen eingereicht einzureichen abführen abgeführt abzuführen entrichten entrichtet
 gezahlt bezahlt ausbezahlt ausgezahlt gemeldet melden erstatten erstattet binnen innerhalb macht machen ausmachen
+einhalten einzuhalten beachten
 pflicht verpflichtend machen durchführen durchzuführen zuhause daheim garage versteuert versteuern besteuert besteuern
 firma nix nichts kriegt kriegen kriege krieg
 ihre ihrer ihren seine seiner seinen samt gearbeitet möchte möchten will wollen
@@ -94,7 +95,8 @@ _ASKS = (
     (re.compile(r"\b(?:prozent\w*|%|(?!(?:er|ein|zu|ab|um|auf|an|kilometer|km)s[äa]tz)\w*s[äa]tz(?:e|es|en)?\b|\w*quote)", re.I),
      frozenset({"%", "Prozentpunkte"})),
     # "wie viel (bezahlte) Freizeit": a span of time, not an amount
-    (re.compile(r"\bwie\s+lange?\b|\bdauer\w*|\bwie\s*viele[n]?\s+(?:\w+\s+)?\w*(?:tage|werktage|arbeitstage|wochen|"
+    # a notice period is a span ("Welche Kündigungsfrist müssen wir einhalten?"), not the Kündigungstermin
+    (re.compile(r"\bwie\s+lange?\b|\bdauer\w*|\bk[üu]ndigungsfrist\w*|\bwie\s*viele[n]?\s+(?:\w+\s+)?\w*(?:tage|werktage|arbeitstage|wochen|"
                 r"monate|jahre|stunden)n?\b|\bwie\s*viel\s+(?:\w+\s+)?(?:frei)?zeit\b", re.I), _DURATION_UNITS),
     # "ab welcher Summe … fällig": an amount, though "fällig" follows
     (re.compile(r"\bwelche[rmns]?\s+(?:\w+en\s+)?(?:summe|betrag|h[öo]he|einkommen|jahreseinkommen|entgelt\w*"
@@ -212,7 +214,8 @@ _SUM_BASES = {"jahres": "jährlich", "monats": "monatlich", "tages": "täglich"}
 _EMPLOYER_NOTICE_WORD = re.compile(r"\b(?:Dienstgeber|DG|AG)-?[Kk]ündigung\b")
 _EMPLOYER_NOTICE = re.compile(r"\b(?:von\s+uns|vom\s+(?:Arbeit|Dienst)geber|durch\s+den\s+(?:Arbeit|Dienst)geber|seitens\s+"
                               r"des\s+(?:Arbeit|Dienst)gebers)\s+(?:\w+\s+){0,2}gekündigt\b|\bwir\s+kündigen\b"
-                              r"|\b(?:Arbeit|Dienst)geber\s+kündigt\b", re.I)
+                              r"|\b(?:Arbeit|Dienst)geber\s+kündigt\b"
+                              r"|\bwir\s+(?:wollen|möchten|werden|müssen)\s+(?:[\w.,]+\s+){0,6}kündigen\b", re.I)
 _EMPLOYEE_NOTICE = re.compile(r"\b(?:kündigt|kündigen)\s+(?:\w+\s+)?selbst\b|\bselbst\s+kündig\w*|\bSelbstkündigung\b"
                              r"|\b(?:Arbeit|Dienst)nehmer(?:in)?\s+kündigt\b|\b(?:Arbeit|Dienst)nehmerkündigung\b"
                              r"|\b(?:will|möchte|wollen)?\s*von\s+sich\s+aus\s+(?:\w+\s+){0,2}(?:kündigen|aufhören|gehen)\b",

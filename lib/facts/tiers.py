@@ -146,6 +146,10 @@ _ENTRY_RE = re.compile(r"\b(?P<word>eintritt|eingetreten|eintrittsdatum|seit)\s+
                        r"(?:\d{1,2}\.\s*(?P<num>\d{1,2})\.\s*|(?:\d{1,2}\.\s*)?(?P<name>" + _MONTH_NAMES + r")\s+)?"
                        r"(?P<year>(?:19|20)\d{2})\b(?P<employed>(?:\s+\w+){0,2}\s+(?:bei\s+(?:uns|ihnen|euch)|im\s+"
                        r"(?:betrieb|unternehmen|haus)|in\s+der\s+firma|beschaeftigt|angestellt|dabei|taetig)\b)?")
+# … or with the date before the verb ("ist am 1. März 2014 eingetreten", "hat im Mai 2000 bei uns angefangen")
+_ENTERED_RE = re.compile(r"\b(?:am|im|per|mit)\s+(?:\d{1,2}\.\s*(?P<num>\d{1,2})\.\s*|(?:\d{1,2}\.\s*)?(?P<name>"
+                         + _MONTH_NAMES + r")\s+)?(?P<year>(?:19|20)\d{2})\s+(?:\w+\s+){0,2}"
+                         r"(?P<word>eingetreten|eingestellt|angefangen|begonnen)\b")
 _DATED_YEAR_RE = re.compile(r"(?:\b(?P<name>" + _MONTH_NAMES + r")\s+|\d{1,2}\.\s*(?P<num>\d{1,2})\.\s*)?"
                             r"(?<![\d.,])(?P<year>(?:19|20)\d{2})\b")
 
@@ -159,6 +163,7 @@ def _month(match) -> int | None:
 def _service(text: str) -> tuple[int, tuple[Decimal, ...]] | None:
     text = fold_plain(text or "").lower()
     entry = next((m for m in _ENTRY_RE.finditer(text) if m.group("word") != "seit" or m.group("employed")), None)
+    entry = entry or _ENTERED_RE.search(text)
     if not entry:
         return None
     start_year, start_month = int(entry.group("year")), _month(entry)

@@ -751,3 +751,16 @@ def test_the_employees_own_notice_told_in_other_words(facts, question):
     text = answer(question, facts).text
     assert "Kündigung durch Arbeitnehmer" in text and "1 Monat zum Monatsletzten [lb-end-01]" in text, text
     assert "6 Wochen" not in text and "Arbeitgeberkündigung" not in text, text
+
+
+@pytest.mark.parametrize("question,shown", [
+    ("Unsere Angestellte ist am 1. März 2014 eingetreten, wir wollen sie jetzt im Juni 2025 kündigen. Welche "
+     "Kündigungsfrist müssen wir als Arbeitgeber einhalten?", "ab dem 6. Dienstjahr"),
+    ("Wir wollen eine Angestellte kündigen, die seit zehn Jahren bei uns ist. Welche Frist müssen wir einhalten?",
+     "ab dem 6. Dienstjahr"),
+])
+def test_a_start_told_before_its_verb_and_the_employers_intent_to_give_notice(facts, question, shown):
+    # the 12th and the 10th/11th year of service; a Kündigungsfrist is a span, not the Kündigungstermin
+    text = answer(question, facts).text
+    assert f"{shown} – Frist bei Arbeitgeberkündigung" in text and "3 Monate [lb-end-01]" in text, text
+    assert "Kündigungsschutz" not in text and "Quartalsende" not in text, text

@@ -4,7 +4,7 @@ from decimal import Decimal
 
 import pytest
 
-from lib.facts.tiers import Tier, holds, is_dimension_word, question_points, staged, tier_of
+from lib.facts.tiers import Tier, holds, is_dimension_word, question_points, service_years, staged, tier_of
 
 D = Decimal
 
@@ -106,3 +106,10 @@ def test_a_date_that_starts_no_employment_is_no_length_of_service():
     assert question_points("Eintritt 2024") == {}         # no later year told
     # a length of service told in words wins over the dates
     assert question_points("Eintritt 2001, 2024 nach 23 Dienstjahren gekündigt") == {"jahr": (D(23), D(24))}
+
+
+def test_the_start_of_employment_told_with_the_date_before_its_verb():
+    assert service_years("Unsere Angestellte ist am 1. März 2014 eingetreten, wir kündigen sie im Juni 2025.") == (
+        Decimal(12),)
+    assert service_years("Er hat im Mai 2000 bei uns angefangen und geht im Mai 2025.") == (Decimal(26),)
+    assert service_years("Am 1. März 2014 wurde das Gesetz geändert, 2025 …") is None, "no start of employment"
