@@ -40,6 +40,8 @@ _LAND_RE = {**{name: re.compile(rf"\b(?:{pattern})\b", re.I) for name, pattern i
             "den Kollektivvertrag": re.compile(r"\bKV\b|\bkollektivvertr\w*", re.I)}
 _NAMED_KV_RE = re.compile(r"\bKV\s+(?:f(?:ü|ue)r\s+)?(?:die\s+|das\s+|den\s+)?[A-ZÄÖÜ][a-zäöüß]{2,}"
                           r"|\b[Kk]ollektivvertrag\w*\s+(?:f(?:ü|ue)r\s+)?(?:die\s+|das\s+|den\s+)?[A-ZÄÖÜ][a-zäöüß]{2,}")
+# an emission value ("133 g CO2/km", "120 g CO2 pro km") states the car's CO2, it asks for no value per km
+_EMISSION_RE = re.compile(r"\bg\s*(?:CO2|CO₂)?\s*(?:/|pro\s+|je\s+)\s*(?:km|kilometer)\b", re.I)
 _PER_UNIT_RE = re.compile(r"(?:\b(?:pro|je|per)\s+|(?<![gG])/\s*)(kwh|kilowattstunde|km|kilometer|m²|m2|quadratmeter|liter)\b",
                           re.I)
 _UNIT_NAMES = {"kwh": "kWh", "kilowattstunde": "kWh", "km": "km", "kilometer": "km", "m²": "m²", "m2": "m²",
@@ -82,7 +84,7 @@ def complete_unit(question: str, chosen: list[Unit], units: list[Unit]) -> Unit 
     """The passage of the context with a value per the unit the question asks ("amtl. km-Geld je km" beside the
     chosen Taggeld), when no chosen passage names that unit: the one that shares the most words with the question;
     a passage that names the unit without a figure ("bis zu einem festgelegten Strompreis pro kWh") is none."""
-    for match in _PER_UNIT_RE.finditer(question or ""):
+    for match in _PER_UNIT_RE.finditer(_EMISSION_RE.sub(" ", question or "")):
         unit_re = _UNIT_RE[_UNIT_NAMES[match.group(1).lower()]]
         if any(unit_re.search(f"{u.text} {u.about}") for u in chosen):
             continue
@@ -134,7 +136,7 @@ def asked_scope_missing(question: str, chosen: list[Unit]) -> tuple[str, str] | 
         for name, pattern in _GROUP_RE.items():
             if pattern.search(question or "") and not _named_with_value(pattern, chosen):
                 return "group", name
-    for match in _PER_UNIT_RE.finditer(question or ""):
+    for match in _PER_UNIT_RE.finditer(_EMISSION_RE.sub(" ", question or "")):
         unit = _UNIT_NAMES[match.group(1).lower()]
         # a passage with an amount or rate per that unit ("€ 0,50 pro km", a row "€ 6,67" under "Richtwert je
         # m²"); "kommt ein Heizkostenzuschlag pro Quadratmeter hinzu" names the unit without its value, "Bis 30 m²

@@ -365,6 +365,11 @@ def test_passages_that_do_not_name_the_asked_bundesland_or_unit_do_not_answer():
     assert scope.asked_scope_missing("Kilometergeld je km 2025?", [unit("Pkw: € 0,50", "Kilometergeld")]) is None
     assert scope.asked_scope_missing("Richtwert pro m²?", [unit("Regel: € 6,67 je Quadratmeter")]) is None
     assert scope.asked_scope_missing("Wie viel pro kWh?", []) is None, "nothing chosen: the refusal is another's"
+    # a car's emission told ("133 g CO2/km", "120 g CO2 pro km") asks for no value per km
+    rule = [unit("Für Fahrzeuge mit niedrigem CO2-Emissionswert gilt ein begünstigter Satz von 1,5 %.", "Dienstwagen")]
+    for told in ("133 g CO2/km", "120 g CO2 pro km", "126 g/km"):
+        assert scope.asked_scope_missing(f"Dienstauto, Erstzulassung 2022, {told}: Welcher CO2-Grenzwert gilt?",
+                                         rule) is None, told
 
 
 def test_passages_without_a_percentage_do_not_answer_a_question_for_one():
