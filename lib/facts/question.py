@@ -55,7 +55,7 @@ darf dürfen durfte auszahlen auszahlt ausgezahlt rechne rechnen rechnet gerechn
 jänner januar jaenner februar feber märz april mai juni juli august september oktober november dezember
 abgeben abgegeben abzugeben einreichen eingereicht einzureichen abführen abgeführt abzuführen entrichten entrichtet
 gezahlt bezahlt ausbezahlt ausgezahlt gemeldet melden erstatten erstattet binnen innerhalb macht machen ausmachen
-einhalten einzuhalten beachten
+einhalten einzuhalten beachten gedauert langem langen längerem längeren
 pflicht verpflichtend machen durchführen durchzuführen zuhause daheim garage versteuert versteuern besteuert besteuern
 firma nix nichts kriegt kriegen kriege krieg
 ihre ihrer ihren seine seiner seinen samt gearbeitet möchte möchten will wollen
@@ -72,7 +72,10 @@ _SAME_AS = {"start": "beginn", "startet": "beginn", "anfang": "beginn", "tochter
             "nachtdienst": "nachtarbeit", "nachtdienste": "nachtarbeit", "nachtschicht": "nachtarbeit",
             "nachtschichten": "nachtarbeit", "zusammen": "gemeinsam",
             "vorteil": "sachbezug", "vorteile": "sachbezug", "dienstverhaeltnis": "arbeitsverhaeltnis",
-            "dienstverhaeltnisses": "arbeitsverhaeltnis"}
+            "dienstverhaeltnisses": "arbeitsverhaeltnis", "herabgesetzt": "herabsetzung",
+            "herabsetzen": "herabsetzung", "reduziert": "herabsetzung", "reduzieren": "herabsetzung",
+            "verringert": "herabsetzung", "vorher": "vorangegangen", "davor": "vorangegangen",
+            "wochenstunden": "stunden"}
 # "mehr als die Hälfte seiner Arbeitszeit in der Nacht", "fast nur Nachtdienste": what a row calls "überwiegend"
 _MOSTLY = re.compile(r"\bmehr\s+als\s+die\s+h[äa]lfte(?:\s+(?:der|seiner|ihrer)\s+\w*arbeitszeit)?\b|\bgr(?:ö|oe)(?:ß|ss)tenteils\b|\bgro(?:ß|ss)teils\b"
                      r"|\bhaupts[äa]chlich\b|\bfast\s+(?:nur|ausschlie(?:ß|ss)lich|immer)\b"

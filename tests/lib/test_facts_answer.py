@@ -764,3 +764,16 @@ def test_a_start_told_before_its_verb_and_the_employers_intent_to_give_notice(fa
     text = answer(question, facts).text
     assert f"{shown} – Frist bei Arbeitgeberkündigung" in text and "3 Monate [lb-end-01]" in text, text
     assert "Kündigungsschutz" not in text and "Quartalsende" not in text, text
+
+
+@pytest.mark.parametrize("question,shown", [
+    ("Wiedereingliederungs-Teilzeit: um wie viel darf die Arbeitszeit herabgesetzt werden?", "25 % bis 50 %"),
+    ("Wiedereingliederungs-Teilzeit nach langem Krankenstand: um wie viel Prozent darf die Arbeitszeit reduziert "
+     "werden?", "25 % bis 50 %"),
+    ("Wiedereingliederungs-Teilzeit: wie lange muss der Krankenstand vorher mindestens gedauert haben?",
+     "mindestens 6 Wochen ununterbrochen"),
+])
+def test_verbs_and_adverbs_that_name_a_rows_noun(facts, question, shown):
+    # "herabgesetzt"/"reduziert" name the Herabsetzung, "vorher"/"davor" the vorangegangene Krankenstand
+    text = answer(question, facts).text
+    assert f"{shown} [lb-efz-03]" in text, text
