@@ -130,6 +130,9 @@ def asked_scope_missing(question: str, chosen: list[Unit]) -> tuple[str, str] | 
             # "bekommt Schmutzzulage laut KV. Bis zu welchem Betrag steuerfrei?": the KV says where a payment comes
             # from; only a KV in the asking sentence, or one named by its branch ("KV Handel"), is the value's scope
             where = re.split(r"(?<=[.!:;])\s+", where.strip())[-1]
+        if name in _LAENDER:
+            # "fährt zu Kunden nach Wien": a trip's destination in Austria, not the scope of an Austrian value
+            where = re.sub(rf"\bnach\s+(?:{_LAENDER[name]})\b", " ", where, flags=re.I)
         if pattern.search(where) and not _named_with_value(pattern, chosen):
             return "land", name
     if is_value_question(question) or asked_units(question):

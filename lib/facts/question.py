@@ -95,7 +95,7 @@ _DURATION_UNITS = frozenset({"Tage", "Werktage", "Arbeitstage", "Wochen", "Monat
 _ASKS = (
     # a rate word ends in -satz/-sätze ("Beitragssatz", "Steuersätze"); Ersatz, Einsatz, Zusatz, Absatz, Umsatz are
     # no rates, a "Kilometersatz" is an amount per km, and "Ersatzleistung" asks for an amount
-    (re.compile(r"\b(?:prozent\w*|%|(?!(?:er|ein|zu|ab|um|auf|an|kilometer|km)s[äa]tz)\w*s[äa]tz(?:e|es|en)?\b|\w*quote)", re.I),
+    (re.compile(r"\b(?:prozent\w*|%|(?!(?:er|ein|zu|ab|um|auf|an)s[äa]tz|\w*(?:kilometer|km|kilometergeld)s[äa]tz)\w*s[äa]tz(?:e|es|en)?\b|\w*quote)", re.I),
      frozenset({"%", "Prozentpunkte"})),
     # "wie viel (bezahlte) Freizeit": a span of time, not an amount
     # a notice period is a span ("Welche Kündigungsfrist müssen wir einhalten?"), not the Kündigungstermin

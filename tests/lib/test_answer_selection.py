@@ -359,6 +359,12 @@ def test_passages_that_do_not_name_the_asked_bundesland_or_unit_do_not_answer():
     titled = [unit("Regel: € 6,67 je m²", "Sachbezug Wohnraum Wien")]
     assert scope.asked_scope_missing("Richtwert Wien?", titled) is None
     assert scope.asked_scope_missing("Kommunalsteuer?", vienna) is None, "no Land asked"
+    # a trip's destination in Austria is no scope of the value; abroad it is
+    daily = [unit("Taggeld Inland: ab 2025 € 30", "Reisekosten")]
+    assert scope.asked_scope_missing("Außendienstler fährt ganztägig zu Kunden nach Wien. Wie hoch ist das Taggeld?",
+                                     daily) is None
+    assert scope.asked_scope_missing("Dienstreise nach München: wie hoch ist das Taggeld?", daily) == (
+        "land", "Dienstreisen ins Ausland")
     mileage = [unit("Seit 1. Jänner 2025 beträgt es € 0,50 pro Kilometer.", "Kilometergeld")]
     assert scope.asked_scope_missing("Wieviel Cent pro kWh darf ich für das Laden ersetzen?", mileage) == ("unit", "kWh")
     assert scope.asked_scope_missing("Kilometergeld pro km?", mileage) is None

@@ -643,6 +643,7 @@ def test_a_start_date_alone_makes_no_case_whose_words_are_free(facts):
     "Eine Kollegin ist im Oktober 2024 dienstlich mit ihrem eigenen Fahrrad gefahren und reicht das jetzt ein. "
     "Welcher Kilometersatz gilt für diese Fahrten?",
     "Wie hoch war das Kilometergeld für Fahrräder 2024?",
+    "Welchen Kilometergeldsatz gab es bis Ende 2024 fürs Fahrrad?",
 ])
 def test_a_kilometersatz_is_the_kilometergeld_and_an_amount(facts, question):
     # "-satz" asks a rate elsewhere; the Kilometersatz is € per km, and "Fahrräder" is the row "Fahrrad"
