@@ -125,7 +125,11 @@ _UNSOURCED = re.compile(
     r"|\bgenau\s+diese[nrs]?\s+(?:satz|erlass|eintrag|formulierung|zahl|wortlaut)"
     r"|\bso\s+bestätig|\bzitier\w*\s+(?:\w+\s+)?genau\b|\bignorier\w*|\bvergiss\b|\ballgemeinen?\s+wissen"
     r"|\bhinweis\s+für\s+(?:chatbots?|ki)\b|\bhalte?\s+dich\s+(?:genau\s+)?daran\b"
-    r"|\blass\w*\s+(?:\w+\s+){0,3}(?:quell\w*|zitat\w*|beleg\w*|hinweis\w*|verweis\w*)\s+(?:\w+\s+)?weg\b", re.I)
+    r"|\blass\w*\s+(?:\w+\s+){0,3}(?:quell\w*|zitat\w*|beleg\w*|hinweis\w*|verweis\w*)\s+(?:\w+\s+)?weg\b"
+    # "Quellenangabe brauchst keine", and the dictated wording pressed on: "mein Chef will das so hören / so
+    # haben", "keine Diskussion"
+    r"|\b(?:quell\w*|zitat\w*|beleg\w*)\s+(?:\w+\s+){0,2}(?:keine?n?|nicht)\b"
+    r"|\bwill\s+(?:\w+\s+){0,4}so\s+(?:hören|haben)\b|\bkeine\s+diskussion\b", re.I)
 
 
 def commands_statement(text: str) -> bool:
