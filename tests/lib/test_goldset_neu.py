@@ -26,7 +26,9 @@ SIZES = {"goldset_neu.yaml": (40, 30), "goldset_neu2.yaml": (30, 24), "goldset_n
          "goldset_neu32.yaml": (44, 28), "goldset_neu33.yaml": (44, 28),
          "goldset_neu34.yaml": (44, 28), "goldset_neu35.yaml": (44, 28),
          "goldset_neu36.yaml": (44, 28), "goldset_neu37.yaml": (44, 28),
-         "goldset_neu38.yaml": (44, 28), "goldset_neu39.yaml": (44, 28), "goldset_neu40.yaml": (44, 28)}
+         "goldset_neu38.yaml": (44, 28), "goldset_neu39.yaml": (44, 28), "goldset_neu40.yaml": (44, 28),
+         "goldset_neu41.yaml": (44, 28), "goldset_neu42.yaml": (44, 28), "goldset_neu43.yaml": (44, 28),
+         "goldset_neu44.yaml": (44, 28)}
 
 
 @pytest.fixture(scope="module", params=sorted(SIZES))
