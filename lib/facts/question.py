@@ -43,8 +43,8 @@ _ASKS_FIGURE = re.compile(
 _ASKS_VALUE = re.compile(_FROM_WHICH_MONTH + r"|\bnach\s+wie\s*viel\w*\b|\bbis\s+zu\s+welche[mrns]?\b|\bbinnen\s+wie\b|\b(?:seit|ab)\s+welchem\s+(?:Kalender)?jahr\b"
                          r"|\bwelche[mrns]?\s+\w+\s+(?:gilt|galt|gelten|galten)\b"
                          r"|\bwelche[mrns]?\s+\w*(?:pauschale|betrag|satz|zuschlag|geld)\s+(?:steht|stehen)\b"
-                         r"|\bwelche[mrns]?\s+\w*(?:pauschale|zuschlag|geld)\s+(?:\w+\s+){0,3}(?:trag\w*|setz\w*|rechne\w*)"
-                         r"\s+(?:ich|wir|man)\s+(?:ein|an|ab)\b", re.I)
+                         r"|\bwelche[mrns]?\s+\w*(?:pauschale|zuschlag|geld)\s+(?:\w+\s+){0,3}(?:trag|setz|rechne|"
+                         r"berücksichtig|gewähr|verrechne|zahl|bekomm|krieg)\w*\b", re.I)
 _ASK_WORDS = frozenset(light_stem(fold_plain(w)) for w in """
 wie hoch viel viele wieviel wieviele welche welcher welches beträgt betragen gilt gelten galt aktuell
 derzeit momentan heuer genau bitte nennen nenn sag sagen gibt geben steht bekomme bekommt zahlt zahlen
@@ -78,7 +78,9 @@ _SAME_AS = {"start": "beginn", "startet": "beginn", "anfang": "beginn", "tochter
             "wochenstunden": "stunden"}
 # "mehr als die Hälfte seiner Arbeitszeit in der Nacht", "fast nur Nachtdienste": what a row calls "überwiegend"
 _MOSTLY = re.compile(r"\bmehr\s+als\s+die\s+h[äa]lfte(?:\s+(?:der|seiner|ihrer)\s+\w*arbeitszeit)?\b|\bgr(?:ö|oe)(?:ß|ss)tenteils\b|\bgro(?:ß|ss)teils\b"
-                     r"|\bhaupts[äa]chlich\b|\bfast\s+(?:nur|ausschlie(?:ß|ss)lich|immer)\b"
+                     r"|\bhaupts[äa]chlich\b|\b(?:fast|praktisch|nahezu|beinahe)\s+(?:nur|ausschlie(?:ß|ss)lich|immer)\b"
+                     r"|\bso\s+gut\s+wie\s+(?:nur|immer|ausschlie(?:ß|ss)lich)\b"
+                     r"|\b(?:nur|ausschlie(?:ß|ss)lich|immer)(?=\s+(?:in\s+der\s+)?nacht)"
                      r"|\bzum\s+gr(?:ö|oe)(?:ß|ss)ten\s+teil\b|\bmeistens\b", re.I)
 # the staff member a question speaks of ("beim Mitarbeiter zuhause", "MA fragt …"): the Arbeitnehmer or Dienstnehmer
 # of a row's label when it names one, else a word of the case that needs no counterpart (lookup._CASE_WORDS)

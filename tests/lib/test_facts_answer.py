@@ -738,6 +738,10 @@ def test_the_days_a_commuter_travels_scale_the_pauschale(facts):
     text = answer("Kollege wohnt 35 km vom Werk weg, mit Bus und Bahn ist es ihm laut Pendlerrechner zumutbar, er "
                   "fährt an ca. 15 Tagen im Monat rein. Welches Pendlerpauschale pro Monat trag ich ein?", facts).text
     assert "kleines Pauschale" in text and "€ 58 [lb-pen-01]" in text, text
+    text = answer("Ein Mitarbeiter wohnt 35 km (einfache Strecke) vom Betrieb weg, Öffis sind laut Pendlerrechner "
+                  "nicht zumutbar, er fährt jeden Arbeitstag. Welches Pendlerpauschale berücksichtigen wir pro Monat?",
+                  facts).text
+    assert "großes Pauschale" in text and "€ 123 [lb-pen-01]" in text, text
     # 6 or 9 days: a third or two thirds of it, which no single fact says: no fact answer with the full € 58
     for days in (6, 9):
         assert answer(f"Kollege wohnt 35 km weg, Öffis sind zumutbar, er fährt nur an {days} Tagen im Monat ins "
@@ -778,3 +782,13 @@ def test_verbs_and_adverbs_that_name_a_rows_noun(facts, question, shown):
     # "herabgesetzt"/"reduziert" name the Herabsetzung, "vorher"/"davor" the vorangegangene Krankenstand
     text = answer(question, facts).text
     assert f"{shown} [lb-efz-03]" in text, text
+
+
+@pytest.mark.parametrize("told", ["arbeitet praktisch nur nachts", "arbeitet nur nachts",
+                                  "macht so gut wie nur Nachtdienste"])
+def test_night_work_told_as_nearly_all_selects_the_mostly_row(facts, told):
+    # the € 360 of the general row would be a wrong value for a night porter who works (nearly) only at night
+    text = answer(f"Unser Nachtportier {told}. Bis zu welchem Betrag im Monat sind seine SEG-Zulagen und "
+                  "Nachtzuschläge lohnsteuerfrei?", facts).text
+    assert "bei überwiegender Nachtarbeit" in text and "€ 540 monatlich [lb-ust-03]" in text, text
+    assert "€ 360" not in text, text
