@@ -42,6 +42,7 @@ _NAMED_KV_RE = re.compile(r"\bKV\s+(?:f(?:ü|ue)r\s+)?(?:die\s+|das\s+|den\s+)?[
                           r"|\b[Kk]ollektivvertrag\w*\s+(?:f(?:ü|ue)r\s+)?(?:die\s+|das\s+|den\s+)?[A-ZÄÖÜ][a-zäöüß]{2,}")
 # an emission value ("133 g CO2/km", "120 g CO2 pro km") states the car's CO2, it asks for no value per km
 _EMISSION_RE = re.compile(r"\bg\s*(?:CO2|CO₂)?\s*(?:/|pro\s+|je\s+)\s*(?:km|kilometer)\b", re.I)
+_TRIP_RE = re.compile(r"\b(?:dienst|geschäfts|inlands)?reise\w*|\bdienstfahrt\w*|\bzu\s+kunden\b", re.I)
 _PER_UNIT_RE = re.compile(r"(?:\b(?:pro|je|per)\s+|(?<![gG])/\s*)(kwh|kilowattstunde|km|kilometer|m²|m2|quadratmeter|liter)\b",
                           re.I)
 _UNIT_NAMES = {"kwh": "kWh", "kilowattstunde": "kWh", "km": "km", "kilometer": "km", "m²": "m²", "m2": "m²",
@@ -131,8 +132,11 @@ def asked_scope_missing(question: str, chosen: list[Unit]) -> tuple[str, str] | 
             # from; only a KV in the asking sentence, or one named by its branch ("KV Handel"), is the value's scope
             where = re.split(r"(?<=[.!:;])\s+", where.strip())[-1]
         if name in _LAENDER:
-            # "fährt zu Kunden nach Wien": a trip's destination in Austria, not the scope of an Austrian value
+            # "fährt zu Kunden nach Wien", "Dienstreise Graz–Wien": a trip's destination in Austria, not the scope
+            # of an Austrian value
             where = re.sub(rf"\bnach\s+(?:{_LAENDER[name]})\b", " ", where, flags=re.I)
+            if _TRIP_RE.search(where):
+                continue
         if pattern.search(where) and not _named_with_value(pattern, chosen):
             return "land", name
     if is_value_question(question) or asked_units(question):

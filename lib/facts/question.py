@@ -33,14 +33,14 @@ _SUM_OF = re.compile(r"\b\w*(?:summen?|betrag)\s+(?:ihrer|seiner|aller|der|deren
 # "Ab welchem Monat (des Dienstverhältnisses) …?", "ab dem wievielten Tag": when a rule starts
 _FROM_WHICH_MONTH = r"\b(?:seit|ab)\s+(?:welchem|dem\s+wievielten)\s+(?:Monat|Tag|Dienstjahr)\b"
 _ASKS_FIGURE = re.compile(
-    r"\bwie\s*(?:hoch|viel\w*|lange?)\b|\bnach\s+wie\s*viel\w*\b|\bbis\s+wann\b|\bab\s+wann\b|\bbinnen\s+wie\b|\bbis\s+zu\s+welche[mrns]?\b"
+    r"\bwie\s*(?:hoch|viel\w*|lange?)\b|\bnach\s+wie\s*viel\w*\b|\bwo\s+(?:lag|liegt|lagen|liegen)\b|\bbis\s+wann\b|\bab\s+wann\b|\bbinnen\s+wie\b|\bbis\s+zu\s+welche[mrns]?\b"
     r"|\b(?:seit|ab)\s+(?:wann|welchem\s+(?:Kalender)?jahr)\b|\bab\s+welche[mrn]?\s+(?:\w+en\s+)?" + _SUM_WORDS +
     r"|" + _FROM_WHICH_MONTH +
     r"|\bwelche[mrns]?\s+(?:\w+\s+)?(?:betrag|h[öo]he|\w*frist|\w*satz|grenze|grenzwert)\b|\bin\s+welcher\s+h[öo]he\b",
     re.I)
 # value asks the search's word list does not hold ("Bis zu welchem Jahreseinkommen …", "Welches Kilometergeld galt
 # 2023 …", "binnen wie vielen Tagen")
-_ASKS_VALUE = re.compile(_FROM_WHICH_MONTH + r"|\bnach\s+wie\s*viel\w*\b|\bbis\s+zu\s+welche[mrns]?\b|\bbinnen\s+wie\b|\b(?:seit|ab)\s+welchem\s+(?:Kalender)?jahr\b"
+_ASKS_VALUE = re.compile(_FROM_WHICH_MONTH + r"|\bnach\s+wie\s*viel\w*\b|\bwo\s+(?:lag|liegt|lagen|liegen)\b|\bbis\s+zu\s+welche[mrns]?\b|\bbinnen\s+wie\b|\b(?:seit|ab)\s+welchem\s+(?:Kalender)?jahr\b"
                          r"|\bwelche[mrns]?\s+\w+\s+(?:gilt|galt|gelten|galten)\b"
                          r"|\bwelche[mrns]?\s+\w*(?:pauschale|betrag|satz|zuschlag|geld)\s+(?:steht|stehen)\b"
                          r"|\bwelche[mrns]?\s+\w*(?:pauschale|zuschlag|geld)\s+(?:\w+\s+){0,3}(?:trag|setz|rechne|"
@@ -55,7 +55,7 @@ darf dürfen durfte auszahlen auszahlt ausgezahlt rechne rechnen rechnet gerechn
 jänner januar jaenner februar feber märz april mai juni juli august september oktober november dezember
 abgeben abgegeben abzugeben einreichen eingereicht einzureichen abführen abgeführt abzuführen entrichten entrichtet
 gezahlt bezahlt ausbezahlt ausgezahlt gemeldet melden erstatten erstattet binnen innerhalb macht machen ausmachen
-einhalten einzuhalten beachten gedauert langem langen längerem längeren
+einhalten einzuhalten beachten gedauert langem langen längerem längeren angefallen anfiel damals nachprüfen prüfen
 pflicht verpflichtend machen durchführen durchzuführen zuhause daheim garage versteuert versteuern besteuert besteuern
 firma nix nichts kriegt kriegen kriege krieg
 ihre ihrer ihren seine seiner seinen samt gearbeitet möchte möchten will wollen
@@ -249,6 +249,7 @@ _CONDITION_CLAUSE = re.compile(r",?\s*\b(?:das|der|die|welche[rs]?)\s+(?:[\w-]+\
 # the firm as the place of the case ("im Betrieb", "in unserem Betrieb"); "für unseren Betrieb" may name a rate's
 # payer and stays
 _IN_THE_FIRM = re.compile(r"\b(?:bei\s+uns\s+)?(?:im|in\s+(?:unserem|meinem|einem))\s+Betrieb\b", re.I)
+_OLD_PAYSLIP = re.compile(r"\b(?:alte[nrs]?|frühere[nrs]?|vergangene[nrs]?)\s+(?:Lohn|Gehalts)?abrechnung(?:en)?\b", re.I)
 # free of tax, said in other words
 _NO_TAX = re.compile(r"\b(?:(?:steuerlich|lohnm[äa]ßig|lohnsteuerlich)\s+)?ohne\s+(?:steuerliche\s+)?(?:Folgen|Konsequenzen)\b"
                      r"|\b(?:beim\s+Lohn\s+|lohnm[äa]ßig\s+)?(?:nichts|nix)\s+(?:zu\s+)?(?:versteuern|ansetzen)\b"
@@ -333,6 +334,7 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     text = _CONDITION_CLAUSE.sub(" ", text)
     # "mehrere Geringfügige im Betrieb": where the people work, not a word of the value asked
     text = _IN_THE_FIRM.sub(" ", text)
+    text = _OLD_PAYSLIP.sub(" Abrechnung ", text)      # "eine alte Abrechnung aus 2022": a payslip of that year
     # "bleibt das steuerlich ohne Folgen", "müssen wir beim Lohn nichts ansetzen": what "steuerfrei" says
     text = _NO_TAX.sub(" steuerfrei ", text)
     # "ab welcher Summe ihrer Entgelte": what the sum is of belongs to the ask, like the sum itself

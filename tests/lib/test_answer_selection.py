@@ -363,6 +363,8 @@ def test_passages_that_do_not_name_the_asked_bundesland_or_unit_do_not_answer():
     daily = [unit("Taggeld Inland: ab 2025 € 30", "Reisekosten")]
     assert scope.asked_scope_missing("Außendienstler fährt ganztägig zu Kunden nach Wien. Wie hoch ist das Taggeld?",
                                      daily) is None
+    assert scope.asked_scope_missing("Ganztägige Dienstreise Graz–Wien im Mai 2025: welches Taggeld ist steuerfrei?",
+                                     daily) is None
     assert scope.asked_scope_missing("Dienstreise nach München: wie hoch ist das Taggeld?", daily) == (
         "land", "Dienstreisen ins Ausland")
     mileage = [unit("Seit 1. Jänner 2025 beträgt es € 0,50 pro Kilometer.", "Kilometergeld")]

@@ -792,3 +792,12 @@ def test_night_work_told_as_nearly_all_selects_the_mostly_row(facts, told):
                   "Nachtzuschläge lohnsteuerfrei?", facts).text
     assert "bei überwiegender Nachtarbeit" in text and "€ 540 monatlich [lb-ust-03]" in text, text
     assert "€ 360" not in text, text
+
+
+def test_where_a_limit_lay_in_a_past_year_and_when_a_levy_fell_due(facts):
+    text = answer("Ich muss eine alte Abrechnung aus 2022 nachprüfen – wo lag damals die Geringfügigkeitsgrenze pro "
+                  "Monat?", facts).text
+    assert "Geringfügigkeitsgrenze (monatlich) 2022: € 485,85 [wiku-gfb-01]" in text, text
+    text = answer("Dienstgeberabgabe 2024: ab welcher monatlichen Summe der Entgelte aller Geringfügigen ist sie "
+                  "angefallen?", facts).text
+    assert "Grenze für die Dienstgeberabgabe (1,5-fach) 2024: € 777,66 [lb-gfb-01]" in text and "826,65" not in text
