@@ -211,7 +211,10 @@ _TRANSIT_OK = re.compile(rf"\b{_TRANSIT}\s+(?:\w+\s+){{0,5}}zumutbar|\b(?:proble
                          rf"gut|leicht)\b", re.I)
 # values the synonym table joins for the search but that are different values: a question on the Pendlerpauschale
 # is no question on the Pendlereuro (€ 2 per km and year), nor the other way round
-_DISTINCT_VALUES = {"pendlerpauschal": frozenset({"pendlereuro"}), "pendlereuro": frozenset({"pendlerpauschal"})}
+_DISTINCT_VALUES = {"pendlerpauschal": frozenset({"pendlereuro"}), "pendlereuro": frozenset({"pendlerpauschal"}),
+                    # the Lohnnebenkosten take in the DZ, but the word names none of its rows: "Lohnnebenkosten
+                    # 2025: mit wie viel Prozent DB?" is the DB, not the "Zuschlag zum Dienstgeberbeitrag"
+                    "lohnnebenkost": frozenset({"zuschlag"})}
 # the basis an asked sum names itself ("bis zu welchem Jahresbetrag", "welche Monatssumme")
 _ASKED_BASIS = re.compile(r"\bwelche[mrns]?\s+(Jahres|Monats|Tages)(?:betrag|summe)\b", re.I)
 _SUM_BASES = {"jahres": "jährlich", "monats": "monatlich", "tages": "täglich"}

@@ -801,3 +801,10 @@ def test_where_a_limit_lay_in_a_past_year_and_when_a_levy_fell_due(facts):
     text = answer("Dienstgeberabgabe 2024: ab welcher monatlichen Summe der Entgelte aller Geringfügigen ist sie "
                   "angefallen?", facts).text
     assert "Grenze für die Dienstgeberabgabe (1,5-fach) 2024: € 777,66 [lb-gfb-01]" in text and "826,65" not in text
+
+
+def test_a_topic_word_whose_expansion_names_a_row_does_not_choose_it(facts):
+    # "Lohnnebenkosten" expands to the "Zuschlag zum Dienstgeberbeitrag" for the search; as a lead-in it names no row
+    text = answer("Lohnnebenkosten 2025: mit wie viel Prozent DB?", facts).text
+    assert "DB 2025: 3,7 % [lb-lnk-01]" in text and "DZ" not in text, text
+    assert "DZ 2025" in answer("Wie hoch ist der Zuschlag zum DB 2025?", facts).text
