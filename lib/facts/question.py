@@ -56,6 +56,7 @@ jänner januar jaenner februar feber märz april mai juni juli august september 
 abgeben abgegeben abzugeben einreichen eingereicht einzureichen abführen abgeführt abzuführen entrichten entrichtet
 gezahlt bezahlt ausbezahlt ausgezahlt gemeldet melden erstatten erstattet binnen innerhalb macht machen ausmachen
 einhalten einzuhalten beachten gedauert langem langen längerem längeren angefallen anfiel damals nachprüfen prüfen
+gegolten
 pflicht verpflichtend machen durchführen durchzuführen zuhause daheim garage versteuert versteuern besteuert besteuern
 firma nix nichts kriegt kriegen kriege krieg
 ihre ihrer ihren seine seiner seinen samt gearbeitet möchte möchten will wollen
@@ -448,6 +449,12 @@ def asked_units(text: str) -> frozenset:
     """The units a value answering the question may have, by the first kind of ask the question names
     ("wie viel Prozent" → %, "wie lange" → durations, "bis wann" → dates), or empty (any)."""
     for pattern, units in _ASKS:
-        if pattern.search(text):
+        match = pattern.search(text)
+        if match and "%" in units and match.group(0).lower() in ("satz", "sätze") and _PER_KM.search(text):
+            continue        # "Kilometergeld fürs Fahrrad – welcher Satz hat da gegolten?": an amount per km
+        if match:
             return units
     return frozenset()
+
+
+_PER_KM = re.compile(r"kilometer|\bkm\b", re.I)

@@ -644,6 +644,7 @@ def test_a_start_date_alone_makes_no_case_whose_words_are_free(facts):
     "Welcher Kilometersatz gilt für diese Fahrten?",
     "Wie hoch war das Kilometergeld für Fahrräder 2024?",
     "Welchen Kilometergeldsatz gab es bis Ende 2024 fürs Fahrrad?",
+    "Kilometergeld fürs Fahrrad bei einer Dienstfahrt im Oktober 2024 – welcher Satz hat da gegolten?",
 ])
 def test_a_kilometersatz_is_the_kilometergeld_and_an_amount(facts, question):
     # "-satz" asks a rate elsewhere; the Kilometersatz is € per km, and "Fahrräder" is the row "Fahrrad"
