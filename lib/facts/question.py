@@ -13,6 +13,8 @@ from ..search.fulltext import is_value_question
 from ..text.numbers import CARDINALS, digits_for_words
 from ..text.german import ANSWER_STOPWORDS, QUESTION_STOPWORDS, fold_plain, light_stem, word_tokens
 from .concepts import GENERIC, bases_of, basis_of, stems, strip_basis
+from .case import (EMPLOYEE_NOTICE, EMPLOYER_NOTICE, EMPLOYER_NOTICE_WORD, NOTICE_WORDS, STATED_PAY,
+                   case_words)
 from .tiers import question_points, service_start
 from .periods import Period, find_period
 
@@ -30,17 +32,20 @@ _ASKS_THRESHOLD = re.compile(r"\bab\s+welche[mrn]?\s+(?:\w+en\s+)?" + _SUM_WORDS
 _THRESHOLD_KEY_WORDS = frozenset({light_stem(fold_plain("Grenze"))})
 _SEVERAL = re.compile(r"\bmehrere[nrms]?\b", re.I)
 _SUM_OF = re.compile(r"\b\w*(?:summen?|betrag)\s+(?:ihrer|seiner|aller|der|deren)\s+(?:\w+en\s+)?\w+", re.I)
-# "Ab welchem Monat (des Dienstverhältnisses) …?", "ab dem wievielten Tag": when a rule starts
+# asks both lists below share: when a rule starts ("Ab welchem Monat (des Dienstverhältnisses) …?", "ab dem
+# wievielten Tag"), a span counted ("nach wie vielen Jahren"), where a limit lay ("wo lag damals die Grenze")
 _FROM_WHICH_MONTH = r"\b(?:seit|ab)\s+(?:welchem|dem\s+wievielten)\s+(?:Monat|Tag|Dienstjahr)\b"
+_SHARED_ASKS = _FROM_WHICH_MONTH + r"|\bnach\s+wie\s*viel\w*\b|\bwo\s+(?:lag|liegt|lagen|liegen)\b"
 _ASKS_FIGURE = re.compile(
-    r"\bwie\s*(?:hoch|viel\w*|lange?)\b|\bnach\s+wie\s*viel\w*\b|\bwo\s+(?:lag|liegt|lagen|liegen)\b|\bbis\s+wann\b|\bab\s+wann\b|\bbinnen\s+wie\b|\bbis\s+zu\s+welche[mrns]?\b"
+    _SHARED_ASKS + r"|\bwie\s*(?:hoch|viel\w*|lange?)\b|\bbis\s+wann\b|\bab\s+wann\b|\bbinnen\s+wie\b"
+    r"|\bbis\s+zu\s+welche[mrns]?\b"
     r"|\b(?:seit|ab)\s+(?:wann|welchem\s+(?:Kalender)?jahr)\b|\bab\s+welche[mrn]?\s+(?:\w+en\s+)?" + _SUM_WORDS +
-    r"|" + _FROM_WHICH_MONTH +
     r"|\bwelche[mrns]?\s+(?:\w+\s+)?(?:betrag|h[öo]he|\w*frist|\w*satz|grenze|grenzwert)\b|\bin\s+welcher\s+h[öo]he\b",
     re.I)
 # value asks the search's word list does not hold ("Bis zu welchem Jahreseinkommen …", "Welches Kilometergeld galt
-# 2023 …", "binnen wie vielen Tagen")
-_ASKS_VALUE = re.compile(_FROM_WHICH_MONTH + r"|\bnach\s+wie\s*viel\w*\b|\bwo\s+(?:lag|liegt|lagen|liegen)\b|\bbis\s+zu\s+welche[mrns]?\b|\bbinnen\s+wie\b|\b(?:seit|ab)\s+welchem\s+(?:Kalender)?jahr\b"
+# 2023 …", "binnen wie vielen Tagen", "Welches Pendlerpauschale tragen wir ein?")
+_ASKS_VALUE = re.compile(_SHARED_ASKS + r"|\bbis\s+zu\s+welche[mrns]?\b|\bbinnen\s+wie\b"
+                         r"|\b(?:seit|ab)\s+welchem\s+(?:Kalender)?jahr\b"
                          r"|\bwelche[mrns]?\s+\w+\s+(?:gilt|galt|gelten|galten)\b"
                          r"|\bwelche[mrns]?\s+\w*(?:pauschale|betrag|satz|zuschlag|geld)\s+(?:steht|stehen)\b"
                          r"|\bwelche[mrns]?\s+\w*(?:pauschale|zuschlag|geld)\s+(?:\w+\s+){0,3}(?:trag|setz|rechne|"
@@ -107,7 +112,8 @@ _ASKS = (
     # "ab welcher Summe … fällig": an amount, though "fällig" follows
     (re.compile(r"\bwelche[rmns]?\s+(?:\w+en\s+)?(?:summe|betrag|h[öo]he|einkommen|jahreseinkommen|entgelt\w*"
                 r"|monatsbezug|bezug|lohnsumme)\b", re.I), _AMOUNT_UNITS),
-    (re.compile(_FROM_WHICH_MONTH + r"|\b(?:bis|ab|seit)\s+wann\b|\bwann\b|\b(?:seit|ab)\s+welchem\s+(?:Kalender)?jahr\b|\bf[äa]llig\w*"
+    (re.compile(_FROM_WHICH_MONTH + r"|\b(?:bis|ab|seit)\s+wann\b|\bwann\b|\b(?:seit|ab)\s+welchem\s+(?:Kalender)?jahr\b"
+                r"|\bf[äa]llig\w*"
                 r"|\btermin\w*|\bstichtag", re.I),
      frozenset({"Termin", "Datum"})),
     (re.compile(r"\bwie\s+(?:hoch|viel)\b(?!\s+(?:tage|wochen|monate|jahre|stunden))|\bbetrag\w*|\beuro\b|€|"
@@ -219,34 +225,7 @@ _DISTINCT_VALUES = {"pendlerpauschal": frozenset({"pendlereuro"}), "pendlereuro"
 # the basis an asked sum names itself ("bis zu welchem Jahresbetrag", "welche Monatssumme")
 _ASKED_BASIS = re.compile(r"\bwelche[mrns]?\s+(Jahres|Monats|Tages)(?:betrag|summe)\b", re.I)
 _SUM_BASES = {"jahres": "jährlich", "monats": "monatlich", "tages": "täglich"}
-# notice given by the employer, in the words of a case
-_EMPLOYER_NOTICE_WORD = re.compile(r"\b(?:Dienstgeber|DG|AG)-?[Kk]ündigung\b")
-_EMPLOYER_NOTICE = re.compile(r"\b(?:von\s+uns|vom\s+(?:Arbeit|Dienst)geber|durch\s+den\s+(?:Arbeit|Dienst)geber|seitens\s+"
-                              r"des\s+(?:Arbeit|Dienst)gebers)\s+(?:\w+\s+){0,2}gekündigt\b|\bwir\s+kündigen\b"
-                              r"|\b(?:Arbeit|Dienst)geber\s+kündigt\b"
-                              r"|\bwir\s+(?:wollen|möchten|werden|müssen)\s+(?:[\w.,]+\s+){0,6}kündigen\b", re.I)
-_EMPLOYEE_NOTICE = re.compile(r"\b(?:kündigt|kündigen)\s+(?:\w+\s+)?selbst\b|\bselbst\s+kündig\w*|\bSelbstkündigung\b"
-                             r"|\b(?:Arbeit|Dienst)nehmer(?:in)?\s+kündigt\b|\b(?:Arbeit|Dienst)nehmerkündigung\b"
-                             r"|\b(?:will|möchte|wollen)?\s*von\s+sich\s+aus\s+(?:\w+\s+){0,2}(?:kündigen|aufhören|gehen)\b",
-                             re.I)
-# it selects the Arbeitgeberkündigung's row where there is one, and need not be named by any other value
-_NOTICE_WORDS = frozenset({light_stem(fold_plain("Arbeitgeberkündigung"))})
-# a case told about a person before the ask ("Unser Portier arbeitet fast nur in der Nacht. Bis zu …?")
-_TOLD_CASE = re.compile(r"^\s*(?:unser|unsere|ein|eine|der|die|mein|meine)\s+[A-ZÄÖÜ][\w-]+\s+(?:arbeitet|ist|hat|hatte|wohnt|"
-                        r"fährt|pendelt|verdient|bekommt|erhält|war|wird|leistet|macht)\b[^?]*?[.!]\s+\S", re.I)
-# a hire told before the ask ("Neue Mitarbeiterin, war vorher nie bei uns beschäftigt: …", "Neueintritt am 1. März,
-# keine Vordienstzeit – …"): who is hired and when needs no counterpart in the fact
-_TOLD_HIRE = re.compile(r"\b(?:neue[rn]?\s+(?:Mitarbeiter\w*|Kolleg\w*|Dienstnehmer\w*|Angestellte\w*|Arbeiter\w*)"
-                        r"|Neueintritt\w*|Neuaufnahme|(?:nie|erstmals)\s+(?:\w+\s+){0,3}beschäftigt|keine\s+Vordienstzeit\w*"
-                        r"|\beingestellt\b|\b(?:stellen|nehmen)\s+(?:[\w€.,-]+\s+){0,6}(?:ein|auf)\b)", re.I)
-# what the employer pays for, told before the ask ("Die Firma bezahlt einem Mitarbeiter die Stromtankstelle in seiner
-# Garage. Bis zu welchem Betrag …?")
-_TOLD_PAYMENT = re.compile(r"\b(?:wir|die\s+Firma|der\s+(?:Arbeit|Dienst)geber|das\s+Unternehmen)\s+(?:\w+\s+){0,2}"
-                           r"(?:be)?zahl(?:t|en)\b|\bwir\s+(?:übernehmen|finanzieren)\b", re.I)
-_SELECTING = frozenset({light_stem(fold_plain("überwiegend"))})
 _NOT_MOSTLY = re.compile(r"\b(?:nicht|kein\w*)\s+(?:\w+\s+)?(?:überwiegend\w*|hauptsächlich)", re.I)
-# "Bei uns schieben die Leute fast nur Nachtschicht.": a case told by what selects a row
-_TOLD_MOSTLY = re.compile(r"\büberwiegend\b", re.I)
 # a condition told about the case in a relative clause ("…, das über dem CO2-Grenzwert liegt")
 _CONDITION_CLAUSE = re.compile(r",?\s*\b(?:das|der|die|welche[rs]?)\s+(?:[\w-]+\s+){0,2}(?:über|unter|oberhalb|unterhalb)"
                                r"\s+(?:dem|der|den)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:liegt|liegen|lag|lagen)\b", re.I)
@@ -258,11 +237,6 @@ _OLD_PAYSLIP = re.compile(r"\b(?:alte[nrs]?|frühere[nrs]?|vergangene[nrs]?)\s+(
 _NO_TAX = re.compile(r"\b(?:(?:steuerlich|lohnm[äa]ßig|lohnsteuerlich)\s+)?ohne\s+(?:steuerliche\s+)?(?:Folgen|Konsequenzen)\b"
                      r"|\b(?:beim\s+Lohn\s+|lohnm[äa]ßig\s+)?(?:nichts|nix)\s+(?:zu\s+)?(?:versteuern|ansetzen)\b"
                      r"|\bpassiert\s+(?:da\s+)?(?:lohnm[äa]ßig\s+|steuerlich\s+)?(?:nix|nichts)\b", re.I)
-# a smaller sum a case tells ("zusammen knapp € 900 im Monat"); unlike a pay in thousands it says nothing of a ceiling
-_STATED_SUM = re.compile(r"€\s*\d{3,}\b|\b\d{3,}\s*(?:€|Euro)")
-# a distance the case tells ("wohnt 50 km von der Firma entfernt")
-_STATED_DISTANCE = re.compile(r"\b\d{1,3}\s*(?:km|kilometer)\b", re.I)
-_STATED_PAY = re.compile(r"(?:€\s*\d{1,3}(?:\.\d{3})+|\d{1,3}(?:\.\d{3})+\s*(?:€|Euro))")
 _CEILING_KEY_WORDS = frozenset({light_stem(fold_plain("Höchstbeitragsgrundlage"))})
 _CEILING_ASK_WORDS = frozenset(light_stem(fold_plain(w)) for w in """sv sozialversicherung beiträge beitrag krankenkasse
 ögk beitragspflichtig sozialversicherungsbeiträge svbeiträge deckel pflichtig svpflichtig sozialversicherungspflichtig
@@ -285,7 +259,7 @@ def _asks_contribution_ceiling(text: str) -> bool:
     asked = _BASE_ASK.search(text)
     if not asked or not _BASE_VERB.search(text) or not _SV_CONTRIBUTIONS.search(text):
         return False
-    return not asked.group(1).lower().startswith("von") or bool(_STATED_PAY.search(text))
+    return not asked.group(1).lower().startswith("von") or bool(STATED_PAY.search(text))
 
 
 # "pro vollem Tag", "für einen ganzen Tag": a day's rate ("Taggeld pro Tag")
@@ -327,11 +301,11 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
         text = f"{text} kleines Pauschale"        # "mehrere geringfügig Beschäftigte": not "mehr" (als 60 km)
     # the employer's notice told in the case ("wird von uns gekündigt", "durch den Dienstgeber"): the row of the
     # Arbeitgeberkündigung, not the employee's
-    text = _EMPLOYER_NOTICE_WORD.sub("Arbeitgeberkündigung", text)
+    text = EMPLOYER_NOTICE_WORD.sub("Arbeitgeberkündigung", text)
     # the employee's own notice told in other words ("kündigt selbst", "will von sich aus aufhören"): the row
     # "Kündigung durch Arbeitnehmer"
-    text = _EMPLOYEE_NOTICE.sub(" Kündigung durch Arbeitnehmer ", text)
-    notice = bool(_EMPLOYER_NOTICE.search(text)) and "Arbeitgeberkündigung" not in text
+    text = EMPLOYEE_NOTICE.sub(" Kündigung durch Arbeitnehmer ", text)
+    notice = bool(EMPLOYER_NOTICE.search(text)) and "Arbeitgeberkündigung" not in text
     if notice:
         text = f"{text} Arbeitgeberkündigung"
     # "für ein Firmenauto, das über dem CO2-Grenzwert liegt": a condition on the case, not the value asked
@@ -385,7 +359,7 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
         basis, bases = _SUM_BASES[asked_basis.group(1).lower()], frozenset()
     if len(bases) > 1:
         basis = ""                  # "HBGL monatlich und täglich?": each of them, not the first
-    if ceiling and not basis and _STATED_PAY.search(text) and not _YEARLY.search(text):
+    if ceiling and not basis and STATED_PAY.search(text) and not _YEARLY.search(text):
         basis = "monatlich"         # a pay told without its period is a month's ("hat im März € 7.200 brutto")
     words = [w for w in words if not ((basis or len(bases) > 1) and w & {"monatlich", "taeglich", "jaehrlich",
                                                                           "woechentlich"})]
@@ -405,31 +379,8 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     period_text = re.sub(rf"(?<![\d.,]){start}\b", " ", text, count=1) if start else text
     return Question(text, words, find_period(period_text, "cell"), basis, _bounds(plain), asks,
                     question_points(text), _stated_rate(text), implied,
-                    _case_words(text) | (_NOTICE_WORDS if notice else frozenset()),
+                    case_words(text) | (NOTICE_WORDS if notice else frozenset()),
                     bases if len(bases) > 1 else frozenset())
-
-
-# the sentences before the asking one ("Eine Bereichsleiterin verdient 2025 € 8.000 brutto im Monat. Von welchem
-# Betrag …?"): a case told with its pay; the person and the pay need no counterpart in the fact
-_CASE_END = re.compile(r"[.:!](?=\s+[A-ZÄÖÜa-zäöü])")
-_DASH = re.compile(r"\s[–—]\s")
-
-
-def _case_words(text: str) -> frozenset:
-    ends = [m.end() for m in _CASE_END.finditer(text)]
-    preamble = text[:ends[-1]] if ends else ""
-    dashes = [m.end() for m in _DASH.finditer(text)]
-    if dashes and dashes[-1] > len(preamble) and _TOLD_HIRE.search(text[:dashes[-1]]):
-        preamble = text[:dashes[-1]]    # "Neueintritt am 1. März, keine Vordienstzeit – ab wann …?"
-    if not preamble or not (_STATED_PAY.search(preamble) or _STATED_SUM.search(preamble)
-                            or _STATED_DISTANCE.search(preamble)
-                            or _TOLD_CASE.match(text) or _TOLD_MOSTLY.search(preamble)
-                            or _EMPLOYER_NOTICE.search(preamble) or _TOLD_HIRE.search(preamble)
-                            or _TOLD_PAYMENT.search(preamble)):
-        return frozenset()
-    # a word the ask names too is the ask's; "überwiegend" selects a row wherever it is told
-    asked = {light_stem(fold_plain(w)) for w in word_tokens(text[len(preamble):])} | _SELECTING
-    return frozenset(light_stem(fold_plain(w)) for w in word_tokens(preamble) if not w.isdigit()) - asked
 
 
 # "Ab welchem Jahreseinkommen gilt der Steuersatz von 48 %?": the rate is given, the threshold (a row label) asked
