@@ -21,7 +21,7 @@ import re
 from ..facts import extract
 from ..facts.amounts import value_spans
 from ..facts.lookup import asked_units
-from ..facts.tiers import holds, question_points, staged, tier_of
+from ..facts.tiers import column_tiers, holds, question_points
 from ..search.fulltext import is_value_question
 from ..text.german import fold_plain, light_stem, plain_vowels, word_tokens
 from ..text.numbers import CARDINALS, digits_for_words
@@ -261,7 +261,7 @@ def complete_stage(question: str, chosen: list[Unit], units: list[Unit]) -> Unit
             tables.setdefault((unit.entry_id, unit.about), []).append(unit)
     ranges = {}
     for rows in tables.values():
-        ranges.update(zip((id(u) for u in rows), staged([tier_of(_row_label(u.text)) for u in rows])))
+        ranges.update(zip((id(u) for u in rows), column_tiers([_row_label(u.text) for u in rows])))
     fits = lambda u: ranges.get(id(u)) is not None and holds(ranges[id(u)], points)
     if any(fits(u) for u in chosen):
         return None

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ..kb.format import split_sections
 from ..text import md_blocks
 from .amounts import Amount, header_unit, parse_amount
-from .tiers import Tier, staged, tier_of
+from .tiers import Tier, column_tiers, tier_of
 from .concepts import (GENERIC, KIND_WORDS, acronyms, basis_of, concept_key, stems, strip_basis, subject_words, variant_of,
                        word_in)
 from .periods import Period, find_period, implicit, is_period_only, strip_periods
@@ -226,7 +226,7 @@ def _facts_of_table(source: Source, section: str, caption: str, table_no: int, h
     if not row_periods:
         for col in {f.column for f in facts}:
             column = [f for f in facts if f.column == col]
-            for fact, tier in zip(column, staged([tier_of(f.label) for f in column])):
+            for fact, tier in zip(column, column_tiers([f.label for f in column])):
                 fact.tier = tier
     return facts
 

@@ -38,16 +38,24 @@ class Match:
 
 
 def stated_rate_facts(question: Question, pool: list[Fact]) -> list[Fact]:
-    """The facts whose value is the rate the question states, of the asked year, in an entry that names one of the
-    question's words (title, section, label): the rows whose labels hold the asked threshold."""
+    """The facts whose value is the rate the question states, in an entry that names one of the question's words
+    (title, section, label): the rows whose labels hold the asked threshold (of every year: :func:`find` takes the
+    asked one, or says that it is missing)."""
     out = []
     for fact in pool:
         value = fact.value
-        if (fact.is_reference or value.unit != "%" or value.amount != question.stated or value.amount_to is not None
-                or (question.year is not None and not fact.period.covers(question.year))):
+        if fact.is_reference or value.unit != "%" or value.amount != question.stated or value.amount_to is not None:
             continue
-        if any(word_in(a, _fact_pool(fact)) for alternatives in question.words for a in alternatives):
-            out.append(fact)
+        own, pool = _fact_pool(fact, with_mentions=False), _fact_pool(fact)
+        named = tuple(sum(1 for alternatives in question.words if any(word_in(a, p) for a in alternatives))
+                      for p in (own, pool))
+        if named[1]:
+            out.append((named, fact))
+    # the column that names most of the question's words by its own words, then with its sentences
+    # ("Jahreseinkommen", "lohnsteuerfrei", "Tarif": the tariff's 0 %, not the 0 % of the AV-Anteil or of the
+    # first € 620 of a Sonderzahlung), when it is one
+    best = max((named for named, _fact in out), default=(0, 0))
+    out = [fact for named, fact in out if named == best]
     return out if len({(f.column_header, f.entry_id) for f in out}) == 1 else []
 
 
@@ -166,8 +174,8 @@ def _eligible(question: Question, fact: Fact) -> bool:
     # condition ("Taggeld pro angefangener Stunde (ab 3 Stunden)") that a question need not repeat
     if inside is None and fact.variant and not fact.sole_variant and not _bounds_named(_bounds(fact.label), question):
         return False
-    if _amounts_unheld(question, fact):
-        return False
+    if not (inside and fact.tier.unit == "eur") and _amounts_unheld(question, fact):
+        return False        # (an income the question tells that falls into the row's band is held by it)
     # the row of a staged table the question's number falls into ("im 4. Dienstjahr" → "ab dem 3. Dienstjahr"):
     # the dimension's words ("Dienstjahr", "Jahren", "km") are named by that number on both sides
     dimension = (lambda word: inside and is_dimension_word(word))
@@ -276,6 +284,24 @@ def _scaled_by_days(group: list[Fact], pool: list[Fact], days: int) -> bool:
     return True
 
 
+# a row that says on which side of an event it holds ("Schutzfrist vor der Geburt" / "… nach der Geburt")
+_SIDE_RE = re.compile(r"\b(vor|nach)\s+(?:der|dem|den)\s+(\w+)")
+
+
+def _sides(text: str) -> set[tuple[str, str]]:
+    return {(m.group(1), light_stem(m.group(2))) for m in _SIDE_RE.finditer(fold_plain(text or "").lower())}
+
+
+def _on_the_side(question: Question, group: list[Fact]) -> list[Fact]:
+    """The rows of ``group`` on the side of the event the question names ("vor der Geburt"), when others name the
+    other side: the stop words "vor" and "nach" fall out of the concept words that tell the rows apart."""
+    asked = _sides(question.text)
+    if not asked:
+        return group
+    kept = [f for f in group if not _sides(f.label) or _sides(f.label) & asked]
+    return kept or group
+
+
 def _newest_first(facts: list[Fact], rank: Mapping[str, int]) -> list[Fact]:
     return sorted(facts, key=lambda f: (-f.period.newest, not f.period.explicit, rank.get(f.entry_id, 99), f.line))
 
@@ -287,7 +313,8 @@ def find(question: Question, facts: list[Fact], allowed: Iterable[str] | None = 
     order = list(allowed) if allowed is not None else None
     rank = {entry_id: pos for pos, entry_id in enumerate(order or [])}
     pool = [f for f in facts if order is None or f.entry_id in rank]
-    candidates = candidate_facts(question, pool)
+    stated = stated_rate_facts(question, pool) if question.stated is not None else []
+    candidates = stated or eligible_facts(question, pool)
     if not candidates:
         return None
     if question.asks and not any(f.value.unit in question.asks for f in candidates):
@@ -295,7 +322,9 @@ def find(question: Question, facts: list[Fact], allowed: Iterable[str] | None = 
         # another kind answers nothing, and must not report the asked year as missing either
         return None
     common = topic_common_words(facts)
-    groups = _groups(candidates, common)
+    # the rows of one column that hold the stated rate are one answer, a row per year ("bis € 12.816" in 2024,
+    # "bis € 13.308" in 2025)
+    groups = [candidates] if stated else _groups(candidates, common)
     if len(groups) > 1 and question.asks:
         # several concepts fit the words: the one whose values are of the asked kind (rate, duration, date)
         fitting = [g for g in groups if all(f.value.unit in question.asks for f in g)]
@@ -340,7 +369,7 @@ def find(question: Question, facts: list[Fact], allowed: Iterable[str] | None = 
         keys = {(g[0].key, "" if question.bases else g[0].basis, g[0].variant) for g in groups}
         if len(keys) > 1:
             return None
-    group = [f for g in groups for f in g]
+    group = _on_the_side(question, [f for g in groups for f in g])
     days = _TOLD_DAYS.search(question.text)
     if days and _scaled_by_days(group, pool, int(days.group(1))):
         # "fährt nur an 6 Tagen im Monat": the entry's table of days (Fahrtage 4 bis 7: ein Drittel) scales the

@@ -61,7 +61,7 @@ jänner januar jaenner februar feber märz april mai juni juli august september 
 abgeben abgegeben abzugeben einreichen eingereicht einzureichen abführen abgeführt abzuführen entrichten entrichtet
 gezahlt bezahlt ausbezahlt ausgezahlt gemeldet melden erstatten erstattet binnen innerhalb macht machen ausmachen
 einhalten einzuhalten beachten gedauert langem langen längerem längeren angefallen anfiel damals nachprüfen prüfen
-gegolten
+gegolten trifft
 pflicht verpflichtend machen durchführen durchzuführen zuhause daheim garage versteuert versteuern besteuert besteuern
 firma nix nichts kriegt kriegen kriege krieg
 ihre ihrer ihren seine seiner seinen samt gearbeitet möchte möchten will wollen
@@ -81,7 +81,8 @@ _SAME_AS = {"start": "beginn", "startet": "beginn", "anfang": "beginn", "tochter
             "dienstverhaeltnisses": "arbeitsverhaeltnis", "herabgesetzt": "herabsetzung",
             "herabsetzen": "herabsetzung", "reduziert": "herabsetzung", "reduzieren": "herabsetzung",
             "verringert": "herabsetzung", "vorher": "vorangegangen", "davor": "vorangegangen",
-            "wochenstunden": "stunden"}
+            "wochenstunden": "stunden", "zwillinge": "mehrling", "zwillingen": "mehrling", "drillinge": "mehrling",
+            "drillingen": "mehrling", "mehrlinge": "mehrling", "mehrlingen": "mehrling"}
 # "mehr als die Hälfte seiner Arbeitszeit in der Nacht", "fast nur Nachtdienste": what a row calls "überwiegend"
 _MOSTLY = re.compile(r"\bmehr\s+als\s+die\s+h[äa]lfte(?:\s+(?:der|seiner|ihrer)\s+\w*arbeitszeit)?\b|\bgr(?:ö|oe)(?:ß|ss)tenteils\b|\bgro(?:ß|ss)teils\b"
                      r"|\bhaupts[äa]chlich\b|\b(?:fast|praktisch|nahezu|beinahe)\s+(?:nur|ausschlie(?:ß|ss)lich|immer)\b"
@@ -237,6 +238,14 @@ _OLD_PAYSLIP = re.compile(r"\b(?:alte[nrs]?|frühere[nrs]?|vergangene[nrs]?)\s+(
 _NO_TAX = re.compile(r"\b(?:(?:steuerlich|lohnm[äa]ßig|lohnsteuerlich)\s+)?ohne\s+(?:steuerliche\s+)?(?:Folgen|Konsequenzen)\b"
                      r"|\b(?:beim\s+Lohn\s+|lohnm[äa]ßig\s+)?(?:nichts|nix)\s+(?:zu\s+)?(?:versteuern|ansetzen)\b"
                      r"|\bpassiert\s+(?:da\s+)?(?:lohnm[äa]ßig\s+|steuerlich\s+)?(?:nix|nichts)\b", re.I)
+# the time around a birth, told in everyday words: "vor dem errechneten Termin", "nach der Entbindung" are the
+# rows "… vor/nach der Geburt"; "darf nicht (mehr) arbeiten" is the Beschäftigungsverbot, when the question speaks
+# of a pregnancy or a birth
+_BIRTH_CONTEXT = re.compile(r"schwanger|geburt|entbind|niederkunft|baby|zwilling|drilling|mehrling|mutter", re.I)
+_BIRTH_SIDE = re.compile(r"\b(vor|nach)\s+(?:dem|der)\s+(?:(?:errechneten|voraussichtlichen|erwarteten|berechneten|"
+                         r"geplanten)\s+)?(?:(?:geburts|entbindungs)?termin|entbindung|niederkunft|geburt)\b", re.I)
+_NOT_WORKING = re.compile(r"\b(?:nicht|nimmer)\s+(?:mehr\s+)?(?:arbeiten|beschäftigt\s+werden|beschäftigen|eingesetzt\s+werden"
+                          r"|einsetzen)\b|\barbeiten\s+(?:nicht|nimmer)\b", re.I)
 _CEILING_KEY_WORDS = frozenset({light_stem(fold_plain("Höchstbeitragsgrundlage"))})
 _CEILING_ASK_WORDS = frozenset(light_stem(fold_plain(w)) for w in """sv sozialversicherung beiträge beitrag krankenkasse
 ögk beitragspflichtig sozialversicherungsbeiträge svbeiträge deckel pflichtig svpflichtig sozialversicherungspflichtig
@@ -285,6 +294,9 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     while _HYPHEN_COMPOUND.search(text):
         text = _HYPHEN_COMPOUND.sub(lambda m: m.group(1) + m.group(2).lower(), text)
     text = digits_for_words(_WHOLE_DAY.sub("", _WHOLE_TRAVEL_DAY.sub("Tag", text)))   # "im 1. Dienstjahr"
+    if _BIRTH_CONTEXT.search(text):
+        text = _NOT_WORKING.sub(" Beschäftigungsverbot ", _BIRTH_SIDE.sub(lambda m: f" {m.group(1)} der Geburt ", text))
+        text = re.sub(r"\bab\s+wann\s+(?=vor\s+der\s+Geburt\b)", "wie lange ", text)   # "ab wann vor dem Termin"
     # the ceiling, said the usual way (the sum named stays: "Jahresbetrag" says the basis)
     text = _NO_MORE_ASK.sub(lambda m: f" bis zu welchem {m.group('sum')} SV-Beiträge ", text)
     asked_basis = _ASKED_BASIS.search(text)
@@ -386,11 +398,17 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
 # "Ab welchem Jahreseinkommen gilt der Steuersatz von 48 %?": the rate is given, the threshold (a row label) asked
 _THRESHOLD_ASK = re.compile(r"\b(?:ab|bis\s+zu|bis)\s+welche[mrs]?\s+(?:\w+\s+)?(?:\w*einkommen|\w*betrag|\w*bezug|summe|"
                             r"lohnsumme|entgelt|gehalt|\w*grundlage|bgl|bmgl|grenze)\b", re.I)
-_STATED_RATE = re.compile(r"(?<![\d.,])(\d{1,2}(?:,\d{1,2})?)\s*(?:%|Prozent\b)")
+_STATED_RATE = re.compile(r"(?<![\d.,])(\d{1,2}(?:,\d{1,2})?)\s*-?\s*(?:%|Prozent\b)")
+# the zero rate said in words, of an income: "Nullsteuerzone", "Nullzone", "keine Lohnsteuer", "lohnsteuerfrei"
+_ZERO_RATE = re.compile(r"\bnull\s*-?\s*(?:steuer)?(?:zone|stufe|satz|tarif|prozent)\w*|\bnullsteuer\w*"
+                        r"|\bkeine(?:rlei)?\s+(?:lohn|einkommen)?steuer\b|\b(?:lohn|einkommen)?steuerfrei\b", re.I)
+_INCOME_ASK = re.compile(r"\b(?:ab|bis\s+zu|bis)\s+welche[mrs]?\s+(?:\w+\s+)?\w*einkommen\b", re.I)
 
 
 def _stated_rate(text: str) -> Decimal | None:
     rates = _STATED_RATE.findall(text or "")
+    if not rates and _ZERO_RATE.search(text or "") and _INCOME_ASK.search(text or ""):
+        return Decimal(0)       # "Bis zu welchem Jahreseinkommen war man 2024 lohnsteuerfrei?"
     if len(rates) != 1 or not _THRESHOLD_ASK.search(text or ""):
         return None
     return Decimal(rates[0].replace(",", "."))

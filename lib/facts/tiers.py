@@ -1,8 +1,9 @@
 """Tiers: rows of a table that hold for a range of service years or kilometres, and the row a question falls into.
 
 Many Kernwerte tables are staged by a count: "1. Dienstjahr", "ab dem 2. Dienstjahr", "ab dem 16. Dienstjahr (nach
-15 Jahren)", "bis 15 Dienstjahre", "20 bis 40 km", "über 60 km". A question names one number of that dimension
-("im 4. Dienstjahr", "seit 17 Jahren", "bei 25 km"), and the row is the one whose range holds it.
+15 Jahren)", "bis 15 Dienstjahre", "20 bis 40 km", "über 60 km"; or by an amount of income: "bis € 13.308",
+"über € 13.308 bis € 21.617", "über € 1.000.000". A question names one number of that dimension ("im 4. Dienstjahr",
+"seit 17 Jahren", "bei 25 km", "mit € 50.000 Jahreseinkommen"), and the row is the one whose range holds it.
 
 Service years are counted as the ordinal year of service ("im 4. Dienstjahr" = 4). A count of completed years
 ("seit 3 Jahren", "nach 10 Jahren", "15 Dienstjahre") is the year after it — or, said loosely, that year itself;
@@ -30,7 +31,7 @@ _UNIT_RES = (("jahr", re.compile(_YEARS)), ("km", re.compile(_KM)))
 class Tier:
     """A range of one dimension ("jahr": ordinal service year; "km"), bounds included; None: open."""
 
-    unit: str       # "jahr", "km", "alter"
+    unit: str       # "jahr", "km", "alter", "eur"
     low: Decimal | None
     high: Decimal | None
 
@@ -57,7 +58,26 @@ _AGE_RES = (
 _AGE_DIMENSION_RE = re.compile(r"\w*jaehrig\w*|alt|alter|lebensjahr\w*|tochter|sohn|kind")
 
 
+# a row of an income band names its bounds in euros; a share of a running sum ("die ersten € 620", "die nächsten
+# € 24.380") is taxed by the sum before it, no band a single amount falls into; "€ 1 Mio." is left as written
+_EUR_LABEL_RE = re.compile(r"^\s*(?:bis|ueber|mehr als|ab|unter)\s+€\s*\d")
+_NOT_EUR_BAND_RE = re.compile(r"\b(?:ersten|naechsten|mio|million\w*)\b")
+# an amount a question tells ("mit € 50.000 Jahreseinkommen", "rund 50.000 Euro", "€ 2.300 brutto")
+_EUR_POINT_RE = re.compile(r"(?:€|\beur\b|\beuro\b)\s*(\d{1,3}(?:\.\d{3})+(?:,\d{1,2})?|\d+(?:,\d{1,2})?)(?![\d.,]*\s*(?:mio|million))"
+                           r"|(?<![\d.,])(\d{1,3}(?:\.\d{3})+(?:,\d{1,2})?|\d+(?:,\d{1,2})?)\s*(?:€|euro\b|eur\b)")
+
+
+_THOUSANDS_RE = re.compile(r"(?<![\d.,])\d{1,3}(?:\.\d{3})+(?![\d.])")
+
+
+def _steps(unit: str) -> Decimal:
+    """The smallest step of a dimension: "über 60 km" starts just above 60, "über € 13.308" a cent above it."""
+    return {"km": Decimal("0.001"), "eur": Decimal("0.01")}.get(unit, Decimal(1))
+
+
 def _unit(text: str) -> str:
+    if _EUR_LABEL_RE.search(text) and not _NOT_EUR_BAND_RE.search(text):
+        return "eur"
     for unit, pattern in _UNIT_RES:
         if pattern.search(text):
             return unit
@@ -75,10 +95,12 @@ def tier_of(label: str) -> Tier | None:
     text = fold_plain(label or "").lower()
     text = re.sub(r"\((?:nach|ab|bis)[^()]*\)", " ", text) if re.search(r"\d+\.\s*" + _YEARS, text) else text
     unit = "alter" if _AGE_LABEL_RE.search(text) and not re.search(r"(?:dienst|arbeits)jahr", text) else _unit(text)
-    if not unit or re.search(r"\b(?:19|20)\d{2}\b", text):
+    if unit == "eur":
+        text = _THOUSANDS_RE.sub(lambda m: m.group(0).replace(".", ""), text.replace("€", " "))
+    elif not unit or re.search(r"\b(?:19|20)\d{2}\b", text):
         return None
     # "über"/"nach" a number: the next year of service ("nach 15 Jahren" = from the 16th), just over the kilometres
-    step = Decimal("0.001") if unit == "km" else Decimal(1)
+    step = _steps(unit)
     m = re.search(r"(?:ueber|mehr als)\s+" + _NUM + r"\.?\s*(?:\w+\s+)?(?:bis(?: zu)?|–|-)\s*" + _NUM, text)
     if m:
         return Tier(unit, _dec(m.group(1)) + step, _dec(m.group(2)))
@@ -103,17 +125,32 @@ def tier_of(label: str) -> Tier | None:
     return None
 
 
+def column_tiers(labels: list[str]) -> list[Tier | None]:
+    """The tiers of the rows of one table column, by their labels (:func:`tier_of`, :func:`staged`); a column that
+    shares out a running sum ("die ersten € 620", "die nächsten € 24.380") holds no income bands."""
+    tiers = [tier_of(label) for label in labels]
+    if any(_NOT_EUR_BAND_RE.search(fold_plain(label or "").lower()) for label in labels):
+        tiers = [None if t is not None and t.unit == "eur" else t for t in tiers]
+    return staged(tiers)
+
+
 def staged(tiers: list[Tier | None]) -> list[Tier | None]:
     """The tiers of one column of a staged table with their open ends closed by the next row: "ab dem 2.
-    Dienstjahr" beside "ab dem 16. Dienstjahr" holds for the 2nd to the 15th year."""
+    Dienstjahr" beside "ab dem 16. Dienstjahr" holds for the 2nd to the 15th year. Income bands written with
+    upper bounds only ("bis € 12.816", "bis € 20.818") start above the bound of the row below them."""
     out = []
     for tier in tiers:
         if tier is not None and tier.high is None and tier.low is not None:
-            step = Decimal("0.001") if tier.unit == "km" else Decimal(1)
+            step = _steps(tier.unit)
             above = [t.low for t in tiers if t is not None and t.unit == tier.unit and t.low is not None
                      and t.low > tier.low]
             if above:
                 tier = Tier(tier.unit, tier.low, min(above) - step)
+        elif tier is not None and tier.unit == "eur" and tier.low is None and tier.high is not None:
+            below = [t.high for t in tiers if t is not None and t.unit == "eur" and t.high is not None
+                     and t.high < tier.high]
+            if below:
+                tier = Tier("eur", max(below) + _steps("eur"), tier.high)
         out.append(tier)
     return out
 
@@ -199,6 +236,9 @@ def question_points(question: str) -> dict[str, tuple[Decimal, ...]]:
     text = _CARDINAL_RE.sub(lambda m: f"{_CARDINAL_WORDS[m.group(1)]} ", text)
     found: dict[str, set] = {}
     text = _age_points(text, found)
+    for m in _EUR_POINT_RE.finditer(text):
+        found.setdefault("eur", set()).add((_dec(m.group(1) or m.group(2)),))
+    text = _EUR_POINT_RE.sub(" ", text)
     for m in _MONTHS_RE.finditer(text):      # "seit vier Monaten bei uns": within the first year of service
         months = int(m.group(1)) if m.group(1).isdigit() else _CARDINAL_WORDS[m.group(1)]
         found.setdefault("jahr", set()).add((Decimal(months // 12 + 1),))

@@ -210,6 +210,44 @@ def test_a_stated_rate_asks_for_the_row_that_holds_it(facts):
         parse_question("Gilt 2025 der Grenzsteuersatz von 40 %?", SYNONYMS).stated is None
 
 
+def test_the_zero_rate_said_in_words_asks_for_the_top_of_the_tax_free_band(facts):
+    """"Bis zu welchem Jahreseinkommen war man 2024 lohnsteuerfrei?": the 0 % row of that year's tariff; a year the
+    tariff has no table for is said to be missing, not answered with another year's bound."""
+    for question in ("Bis zu welchem Jahreseinkommen war man 2024 lohnsteuerfrei (Nullzone im Tarif)?",
+                     "Bis zu welchem Jahreseinkommen war man 2024 beim Einkommensteuertarif in der 0-%-Stufe?",
+                     "Bis zu welchem Jahreseinkommen ist 2024 überhaupt keine Lohnsteuer angefallen?"):
+        result = answer(question, facts)
+        assert result is not None and "bis € 12.816" in result.text and "[lb-lst-01]" in result.text, question
+        assert "13.308" not in result.text and "AV-Anteil" not in result.text, question
+    missing = answer("Bis zu welchem Jahreseinkommen war man 2023 im Lohnsteuertarif bei 0 %?", facts)
+    assert missing is not None and missing.missing_year == "2023" and "Für 2023" in missing.text
+    # "steuerfrei" without an income asked is no stated rate ("Bis zu welchem Betrag ist das Essen steuerfrei?")
+    assert parse_question("Bis zu welchem Betrag sind Essensgutscheine steuerfrei?", SYNONYMS).stated is None
+
+
+def test_an_income_the_question_tells_selects_the_band_of_the_tariff(facts):
+    for question in ("Welchen Grenzsteuersatz hat jemand mit € 50.000 Jahreseinkommen im Jahr 2025?",
+                     "Ein Dienstnehmer kommt 2025 auf ein Jahreseinkommen von rund € 50.000. Welcher "
+                     "Grenzsteuersatz trifft ihn da?"):
+        result = answer(question, facts)
+        assert result is not None and "40 %" in result.text and "über € 35.836 bis € 69.166" in result.text, question
+        assert "48 %" not in result.text and "30 %" not in result.text, question
+    # the 2024 table names upper bounds only: € 20.000 lies in the band up to € 20.818
+    result = answer("Grenzsteuersatz bei 20.000 Euro Einkommen 2024?", facts)
+    assert result is not None and "bis € 20.818" in result.text and "20 %" in result.text
+    assert "bis € 12.816" not in result.text
+
+
+def test_a_row_on_one_side_of_the_birth_is_told_in_everyday_words(facts):
+    before = answer("Eine Kollegin ist schwanger. Wie lange vor dem errechneten Termin darf sie bei uns nicht mehr "
+                    "arbeiten?", facts)
+    assert before is not None and "Schutzfrist vor der Geburt" in before.text and "8 Wochen [lb-msk-01]" in before.text
+    assert "nach der Geburt" not in before.text
+    after = answer("Eine Mitarbeiterin hat Zwillinge bekommen. Wie lange darf sie nach der Entbindung nicht "
+                   "arbeiten?", facts)
+    assert after is not None and "12 Wochen" in after.text and "vor der Geburt" not in after.text
+
+
 def test_filler_words_of_a_question_need_no_word_of_the_fact(facts):
     result = answer("Dienstreise 2025: wie viel Kilometergeld für den eigenen Pkw?", facts)
     assert result is not None and "€ 0,50 [lb-rk-02]" in result.text

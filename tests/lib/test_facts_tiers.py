@@ -4,7 +4,8 @@ from decimal import Decimal
 
 import pytest
 
-from lib.facts.tiers import Tier, holds, is_dimension_word, question_points, service_years, staged, tier_of
+from lib.facts.tiers import (Tier, column_tiers, holds, is_dimension_word, question_points, service_years, staged,
+                             tier_of)
 
 D = Decimal
 
@@ -20,8 +21,31 @@ def test_row_labels_name_ranges_of_service_years_or_kilometres():
     assert tier_of("über 60 km").low > D(60) and tier_of("über 60 km").high is None
     assert tier_of("unter 20 km").high < D(20)
     # no dimension, or calendar years: no tier
-    for label in ("Regelsatz", "ab 2025", "über € 103.072 bis € 1.000.000", "Dienstjahre ab 2024"):
+    for label in ("Regelsatz", "ab 2025", "Dienstjahre ab 2024", "Höchstbetrag € 1 Mio."):
         assert tier_of(label) is None, label
+
+
+def test_income_bands_name_ranges_of_euros():
+    assert tier_of("über € 103.072 bis € 1.000.000") == Tier("eur", D("103072.01"), D(1000000))
+    assert tier_of("bis € 2.074") == Tier("eur", None, D(2074))
+    assert tier_of("über € 1.000.000") == Tier("eur", D("1000000.01"), None)
+    # the 2024 tariff names upper bounds only: each band starts above the one below it
+    rows = column_tiers(["bis € 12.816", "bis € 20.818", "bis € 1.000.000"])
+    assert rows == [Tier("eur", None, D(12816)), Tier("eur", D("12816.01"), D(20818)),
+                    Tier("eur", D("20818.01"), D(1000000))]
+    # shares of a running sum are no bands a single amount falls into
+    shares = column_tiers(["die ersten € 620", "die nächsten € 24.380 (bis € 25.000)", "über € 83.333"])
+    assert shares == [None, None, None]
+
+
+def test_an_income_a_question_tells_falls_into_one_band():
+    points = question_points("Welchen Grenzsteuersatz hat jemand mit € 50.000 Jahreseinkommen im Jahr 2025?")
+    assert points == {"eur": (D(50000),)}
+    assert holds(Tier("eur", D("35836.01"), D(69166)), points) is True
+    assert holds(Tier("eur", D("69166.01"), D(103072)), points) is False
+    assert question_points("Einkommen von rund 20.000 Euro") == {"eur": (D(20000),)}
+    assert question_points("Monatsbezug € 2.300,50") == {"eur": (D("2300.50"),)}
+    assert question_points("€ 30.000 oder € 60.000?") == {}, "two amounts: two cases"
 
 
 def test_open_ends_of_a_staged_column_are_closed_by_the_next_row():
