@@ -21,7 +21,7 @@ from .extract import Fact
 from .tiers import holds, is_dimension_word
 # the question's side, parsed (question.py); parse_question, asked_units and Question are part of the lookup's API
 from .question import (_CAP_KEY_WORDS, _CEILING_KEY_WORDS, _RATE_BASES, STAFF_WORDS, Question, _bounds,  # noqa: F401
-                       asked_units, parse_question)
+                       asked_units, parse_question, threshold_noun)
 
 MAX_PERIODS = 4            # without an asked year: the newest periods shown
 
@@ -42,19 +42,20 @@ def stated_rate_facts(question: Question, pool: list[Fact]) -> list[Fact]:
     (title, section, label): the rows whose labels hold the asked threshold (of every year: :func:`find` takes the
     asked one, or says that it is missing)."""
     out = []
+    noun = threshold_noun(question.text)
     for fact in pool:
         value = fact.value
         if fact.is_reference or value.unit != "%" or value.amount != question.stated or value.amount_to is not None:
             continue
         own, pool = _fact_pool(fact, with_mentions=False), _fact_pool(fact)
-        named = tuple(sum(1 for alternatives in question.words if any(word_in(a, p) for a in alternatives))
-                      for p in (own, pool))
-        if named[1]:
+        named = (int(bool(noun) and word_in(noun, own)),) + tuple(
+            sum(1 for alternatives in question.words if any(word_in(a, p) for a in alternatives)) for p in (own, pool))
+        if named[2]:
             out.append((named, fact))
-    # the column that names most of the question's words by its own words, then with its sentences
-    # ("Jahreseinkommen", "lohnsteuerfrei", "Tarif": the tariff's 0 %, not the 0 % of the AV-Anteil or of the
-    # first € 620 of a Sonderzahlung), when it is one
-    best = max((named for named, _fact in out), default=(0, 0))
+    # the column whose own words name the asked sum ("Jahreseinkommen": the tariff's "Einkommen pro Jahr"), then
+    # most of the question's words by its own words, then with its sentences ("lohnsteuerfrei", "Tarif": the
+    # tariff's 0 %, not the 0 % of the AV-Anteil or of the first € 620 of a Sonderzahlung), when it is one
+    best = max((named for named, _fact in out), default=(0, 0, 0))
     out = [fact for named, fact in out if named == best]
     return out if len({(f.column_header, f.entry_id) for f in out}) == 1 else []
 
@@ -81,7 +82,9 @@ _SOFT_KEY_WORDS = frozenset({"gemeinsam", "zusamm", "jeweil"})
 # words that describe the case, not the value asked ("Angestellter mit € 8.200 brutto, Abrechnung 2025: …"): they
 # may stay unaccounted by a fact, yet still name a fact's key word where one has it ("Kündigungsfrist Angestellte")
 _CASE_WORDS = frozenset(light_stem(fold_plain(w)) for w in """angestellter angestellte
-brutto netto abrechnung abrechnen verdient verdienen teil fällig""".split()) | {light_stem(w) for w in STAFF_WORDS}
+brutto netto abrechnung abrechnen verdient verdienen teil fällig anstellen einstellen beschäftigen
+student studentin studenten schüler schülerin aushilfe aushilfen aushilfskraft putzhilfe putzkraft
+reinigungskraft""".split()) | {light_stem(w) for w in STAFF_WORDS}
 
 
 def _value_words(text: str) -> frozenset:
@@ -251,8 +254,14 @@ def _specific(question: Question, fact: Fact) -> int:
 
 
 def _named_as_specifically(alternatives: frozenset, pool: set[str]) -> bool:
-    """A word of the pool names one of a question word's alternatives, as the same word or a longer one."""
-    return any(words_match(a, p) and len(p) >= len(a) for a in alternatives for p in pool)
+    """A word of the pool names one of a question word's alternatives, as the same word or a longer one; or two
+    words of the pool name its parts ("nachtzuschlaeg": "Zuschläge für Nachtarbeit" names "zuschlaeg" and a word
+    that starts with "nacht")."""
+    if any(words_match(a, p) and len(p) >= len(a) for a in alternatives for p in pool):
+        return True
+    return any(len(a) - len(head) >= 4 and a.endswith(head) and any(p != head and p.startswith(a[:len(a) - len(head)])
+                                                                   for p in pool)
+               for a in alternatives for head in pool if len(head) >= 5)
 
 
 def _key_names(key: frozenset, question: Question) -> tuple[int, int]:

@@ -40,7 +40,8 @@ _ASKS_FIGURE = re.compile(
     _SHARED_ASKS + r"|\bwie\s*(?:hoch|viel\w*|lange?)\b|\bbis\s+wann\b|\bab\s+wann\b|\bbinnen\s+wie\b"
     r"|\bbis\s+zu\s+welche[mrns]?\b"
     r"|\b(?:seit|ab)\s+(?:wann|welchem\s+(?:Kalender)?jahr)\b|\bab\s+welche[mrn]?\s+(?:\w+en\s+)?" + _SUM_WORDS +
-    r"|\bwelche[mrns]?\s+(?:\w+\s+)?(?:betrag|h[öo]he|\w*frist|\w*satz|grenze|grenzwert)\b|\bin\s+welcher\s+h[öo]he\b",
+    r"|\bwelche[mrns]?\s+(?:\w+\s+)?(?:betrag|h[öo]he|\w*frist|\w*satz|grenze|grenzwert)\b|\bin\s+welcher\s+h[öo]he\b"
+    r"|\bin\s+welche[mn]\s+(?:rahmen|ausma(?:ß|ss)|umfang)\b",
     re.I)
 # value asks the search's word list does not hold ("Bis zu welchem Jahreseinkommen …", "Welches Kilometergeld galt
 # 2023 …", "binnen wie vielen Tagen", "Welches Pendlerpauschale tragen wir ein?")
@@ -92,7 +93,8 @@ _MOSTLY = re.compile(r"\bmehr\s+als\s+die\s+h[äa]lfte(?:\s+(?:der|seiner|ihrer)
 # the staff member a question speaks of ("beim Mitarbeiter zuhause", "MA fragt …"): the Arbeitnehmer or Dienstnehmer
 # of a row's label when it names one, else a word of the case that needs no counterpart (lookup._CASE_WORDS)
 STAFF_WORDS = frozenset({"ma", "mitarbeiter", "mitarbeiterin", "mitarbeitern", "mitarbeiters", "mitarbeiterinnen",
-                         "kollege", "kollegin", "kollegen", "kolleginnen"})
+                         "kollege", "kollegin", "kollegen", "kolleginnen", "schichtarbeiter", "schichtarbeiterin",
+                         "aussendienstler", "aussendienstlerin", "aussendienstmitarbeiter", "aussendienstmitarbeiterin"})
 _STAFF_ALTERNATIVES = frozenset({"arbeitnehm", "dienstnehm"})
 # "steuerfrei" of a benefit in kind is what a row calls "sachbezugsfrei", "lohnsteuerfrei", "abgabenfrei"
 _TAX_FREE = frozenset(light_stem(w) for w in ("steuerfrei", "lohnsteuerfrei", "sachbezugsfrei", "abgabenfrei"))
@@ -226,7 +228,9 @@ _DISTINCT_VALUES = {"pendlerpauschal": frozenset({"pendlereuro"}), "pendlereuro"
 # the basis an asked sum names itself ("bis zu welchem Jahresbetrag", "welche Monatssumme")
 _ASKED_BASIS = re.compile(r"\bwelche[mrns]?\s+(Jahres|Monats|Tages)(?:betrag|summe)\b", re.I)
 _SUM_BASES = {"jahres": "jährlich", "monats": "monatlich", "tages": "täglich"}
-_NOT_MOSTLY = re.compile(r"\b(?:nicht|kein\w*)\s+(?:\w+\s+)?(?:überwiegend\w*|hauptsächlich)", re.I)
+# (the night the negated rule speaks of goes with it: "arbeitet nicht überwiegend in der Nacht")
+_NOT_MOSTLY = re.compile(r"\b(?:nicht|kein\w*)\s+(?:\w+\s+)?(?:überwiegend\w*|hauptsächlich)"
+                         r"(?:\s+(?:in\s+der\s+Nacht|nachts|Nachtarbeit|Nachtdienst\w*|in\s+Nachtschicht\w*))?", re.I)
 # a condition told about the case in a relative clause ("…, das über dem CO2-Grenzwert liegt")
 _CONDITION_CLAUSE = re.compile(r",?\s*\b(?:das|der|die|welche[rs]?)\s+(?:[\w-]+\s+){0,2}(?:über|unter|oberhalb|unterhalb)"
                                r"\s+(?:dem|der|den)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:liegt|liegen|lag|lagen)\b", re.I)
@@ -246,6 +250,15 @@ _BIRTH_SIDE = re.compile(r"\b(vor|nach)\s+(?:dem|der)\s+(?:(?:errechneten|voraus
                          r"geplanten)\s+)?(?:(?:geburts|entbindungs)?termin|entbindung|niederkunft|geburt)\b", re.I)
 _NOT_WORKING = re.compile(r"\b(?:nicht|nimmer)\s+(?:mehr\s+)?(?:arbeiten|beschäftigt\s+werden|beschäftigen|eingesetzt\s+werden"
                           r"|einsetzen)\b|\barbeiten\s+(?:nicht|nimmer)\b", re.I)
+# "wie viele Wochenstunden muss sie mindestens arbeiten / müssen mindestens bleiben": the Mindestarbeitszeit
+_MIN_WORK = re.compile(r"\bmindestens\s+(?:noch\s+)?(?:arbeiten|bleiben|verbleiben|übrig\s+bleiben)\b", re.I)
+# only accident insurance, not fully insured: what "geringfügig" means in the ASVG
+_MARGINAL = re.compile(r"\bnur\s+unfallversichert\b|\bnicht\s+voll\s*versichert\b|\bnicht\s+(?:voll\s+)?"
+                       r"(?:sozial|kranken|pensions)versicherungspflichtig\b", re.I)
+# "Bis zu welchem Monatsverdienst …": the asked sum, said as a pay
+_ASKED_PAY = re.compile(r"\b((?:bis\s+zu|ab|bis)\s+welche[mrn]?\s+)(Monats|Jahres)?(?:verdienst|lohn)\b", re.I)
+# "In welchem Rahmen / Ausmaß darf … herabgesetzt werden?": asks how much
+_HOW_FAR = re.compile(r"\bin\s+welche[mn]\s+(?:Rahmen|Ausma(?:ß|ss)|Umfang)\b", re.I)
 _CEILING_KEY_WORDS = frozenset({light_stem(fold_plain("Höchstbeitragsgrundlage"))})
 _CEILING_ASK_WORDS = frozenset(light_stem(fold_plain(w)) for w in """sv sozialversicherung beiträge beitrag krankenkasse
 ögk beitragspflichtig sozialversicherungsbeiträge svbeiträge deckel pflichtig svpflichtig sozialversicherungspflichtig
@@ -294,6 +307,9 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     while _HYPHEN_COMPOUND.search(text):
         text = _HYPHEN_COMPOUND.sub(lambda m: m.group(1) + m.group(2).lower(), text)
     text = digits_for_words(_WHOLE_DAY.sub("", _WHOLE_TRAVEL_DAY.sub("Tag", text)))   # "im 1. Dienstjahr"
+    text = _HOW_FAR.sub("wie viel", _MIN_WORK.sub(" Mindestarbeitszeit ", text))
+    text = _ASKED_PAY.sub(lambda m: f"{m.group(1)}{m.group(2) or ''}betrag",
+                          _MARGINAL.sub(" geringfügig ", text))
     if _BIRTH_CONTEXT.search(text):
         text = _NOT_WORKING.sub(" Beschäftigungsverbot ", _BIRTH_SIDE.sub(lambda m: f" {m.group(1)} der Geburt ", text))
         text = re.sub(r"\bab\s+wann\s+(?=vor\s+der\s+Geburt\b)", "wie lange ", text)   # "ab wann vor dem Termin"
@@ -396,8 +412,14 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
 
 
 # "Ab welchem Jahreseinkommen gilt der Steuersatz von 48 %?": the rate is given, the threshold (a row label) asked
-_THRESHOLD_ASK = re.compile(r"\b(?:ab|bis\s+zu|bis)\s+welche[mrs]?\s+(?:\w+\s+)?(?:\w*einkommen|\w*betrag|\w*bezug|summe|"
+_THRESHOLD_ASK = re.compile(r"\b(?:ab|bis\s+zu|bis)\s+welche[mrs]?\s+(?:\w+\s+)?(?P<sum>\w*einkommen|\w*betrag|\w*bezug|summe|"
                             r"lohnsumme|entgelt|gehalt|\w*grundlage|bgl|bmgl|grenze)\b", re.I)
+
+
+def threshold_noun(text: str) -> str:
+    """The (folded, stemmed) sum a threshold ask names ("Bis zu welchem Jahreseinkommen …" → jahreseinkomm), or ""."""
+    m = _THRESHOLD_ASK.search(text or "")
+    return light_stem(fold_plain(m.group("sum"))) if m else ""
 _STATED_RATE = re.compile(r"(?<![\d.,])(\d{1,2}(?:,\d{1,2})?)\s*-?\s*(?:%|Prozent\b)")
 # the zero rate said in words, of an income: "Nullsteuerzone", "Nullzone", "keine Lohnsteuer", "lohnsteuerfrei"
 _ZERO_RATE = re.compile(r"\bnull\s*-?\s*(?:steuer)?(?:zone|stufe|satz|tarif|prozent)\w*|\bnullsteuer\w*"

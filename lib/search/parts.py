@@ -310,11 +310,27 @@ def _complete_ellipsis(first, second):
         return second
     m = _ELLIPSIS.match(second.strip())
     if not m or m.group("ask").split()[0].lower() != (_words(first) or [""])[0].lower():
-        return second
+        return _carry_predicate(first, second)
     target = re.search(rf"\b{m.group('article')}\s+[A-ZÄÖÜ][\w-]*", first)
     if not target:
         return second
     return first[:target.start()] + f"{m.group('article')} {m.group('noun')}" + first[target.end():]
+
+
+# what the first ask says of its subject at its end ("… sind die Überstundenzuschläge steuerfrei?") and a second ask
+# without a verb of its own ("und bis zu welchem Betrag die SEG-Zulagen?"), which says it of its subject too
+_PREDICATE = re.compile(r"\b(\w+(?:frei|pflichtig))\s*[?.!]?\s*$", re.I)
+_VERBS = re.compile(r"\b(?:ist|sind|war|waren|gilt|gelten|galt|beträgt|betragen|bleibt|bleiben|darf|dürfen|kann|können|"
+                    r"muss|müssen|wird|werden|zahlt|zahlen|bekommt|bekommen|gibt|steht|stehen|fällt|fallen|hat|haben)\b"
+                    r"|\w+(?:frei|pflichtig)\b", re.I)
+
+
+def _carry_predicate(first, second):
+    """A verbless second ask takes the first's predicate: "bis zu welchem Betrag die SEG-Zulagen steuerfrei?"."""
+    predicate = _PREDICATE.search(first)
+    if not predicate or _VERBS.search(second):
+        return second
+    return second.strip().rstrip(" ?.!") + " " + predicate.group(1)
 
 
 def _question_mark(part, capital=True):

@@ -248,6 +248,36 @@ def test_a_row_on_one_side_of_the_birth_is_told_in_everyday_words(facts):
     assert after is not None and "12 Wochen" in after.text and "vor der Geburt" not in after.text
 
 
+def test_a_negated_night_rule_and_a_shift_worker_leave_the_overtime_cap_asked(facts):
+    """"Schichtarbeiter, arbeitet nicht überwiegend in der Nacht": the case, not words the value must name — the
+    Überstundenzuschläge' € 200, not the SEG-Zulagen' € 360 whose entry speaks of the night."""
+    result = answer("Schichtarbeiter 2025, arbeitet nicht überwiegend in der Nacht: Bis zu welchem Monatsbetrag sind "
+                    "die Überstundenzuschläge steuerfrei?", facts)
+    assert result is not None and "€ 200 [lb-ust-02]" in result.text and "€ 360" not in result.text
+    # "Nachtzuschläge" is named by "Zuschläge für … Nachtarbeit" of the entry's title
+    result = answer("Schichtarbeiter 2025: bis zu welchem Betrag sind die Sonntags-, Feiertags- und Nachtzuschläge "
+                    "samt SEG-Zulagen steuerfrei?", facts)
+    assert result is not None and "€ 360 monatlich [lb-ust-03]" in result.text and result.missing_year is None
+
+
+def test_asks_for_a_range_or_a_minimum_told_in_other_words(facts):
+    rate = answer("Wiedereingliederungsteilzeit nach langem Krankenstand: In welchem Rahmen darf die Arbeitszeit "
+                  "herabgesetzt werden?", facts)
+    assert rate is not None and "25 % bis 50 % [lb-efz-03]" in rate.text
+    hours = answer("Wiedereingliederungsteilzeit: wie viele Wochenstunden muss die Mitarbeiterin mindestens "
+                   "arbeiten?", facts)
+    assert hours is not None and "12 Stunden pro Woche [lb-efz-03]" in hours.text and "25 %" not in hours.text
+
+
+def test_marginal_employment_told_by_what_it_means(facts):
+    for question in ("Unsere Putzhilfe verdient nur ein paar hundert Euro im Monat. Bis zu welchem Monatsverdienst "
+                     "bleibt sie 2025 nur unfallversichert?",
+                     "Ich will eine Studentin nur so anstellen, dass sie nicht voll versichert werden muss. Wie viel "
+                     "darf sie 2025 im Monat maximal bekommen?"):
+        result = answer(question, facts)
+        assert result is not None and "€ 551,10" in result.text and "Geringfügigkeitsgrenze" in result.text, question
+
+
 def test_filler_words_of_a_question_need_no_word_of_the_fact(facts):
     result = answer("Dienstreise 2025: wie viel Kilometergeld für den eigenen Pkw?", facts)
     assert result is not None and "€ 0,50 [lb-rk-02]" in result.text

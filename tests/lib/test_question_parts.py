@@ -22,6 +22,10 @@ from lib.search.parts import MAX_PARTS, split
      ["Urlaubsanspruch ab dem 26. DJ 2024?", "Richtwert Tirol je m² 2024?"]),
     ("Abmeldefrist bei der ÖGK und Mindestdauer einer Karenz?",
      ["Abmeldefrist bei der ÖGK?", "Mindestdauer einer Karenz?"]),
+    # a second ask without a verb says what the first says of its subject ("steuerfrei")
+    ("Bis zu welchem Monatsbetrag sind die Überstundenzuschläge steuerfrei, und bis zu welchem Betrag die "
+     "SEG-Zulagen?", ["Bis zu welchem Monatsbetrag sind die Überstundenzuschläge steuerfrei?",
+                      "Bis zu welchem Betrag die SEG-Zulagen steuerfrei?"]),
     # two prepositional phrases: the words before them are shared, a verb after the second too
     # a second ask that only names another noun takes the first ask with that noun
     ("Wie viel Prozent SV zahlt 2025 der Dienstnehmer insgesamt vom laufenden Bezug und wie viel der Dienstgeber?",
