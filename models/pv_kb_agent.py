@@ -292,7 +292,7 @@ class PvKbAgent(models.AbstractModel):
                 verdict = gate.decide(gate.Evidence.from_retrieval(retrieval), dense_floor=settings["gate_dense_floor"])
                 chunks = self.env["pv.kb.chunk"]
                 prepared.synonyms = chunks._synonyms()
-                subject = gate.unknown_subject(question, chunks._lexicon(), chunks._synonym_terms())
+                subject = gate.unknown_subject(question, chunks._lexicon(), chunks._known_terms())
                 if subject:
                     # a subject no word of the base names: its neighbours are no answer, and the refusal names it
                     verdict = gate.Verdict(True, "unknown_subject", verdict.topics if verdict.refuse else [],

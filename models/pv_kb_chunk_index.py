@@ -16,6 +16,7 @@ from odoo import api, models
 from odoo.tools import SQL
 
 from ..lib.search import compounds, entry_card, fulltext
+from ..lib.text.german import fold_plain, word_tokens
 
 _CACHE_LOCK = threading.Lock()
 _CACHE = {}              # (dbname, name) -> (version, value): lexicon, synonyms, document frequencies
@@ -73,6 +74,18 @@ class PvKbChunkIndex(models.Model):
     def _synonym_terms(self):
         """The folded words of the synonym table's terms (lib/answer/gate.unknown_subject counts them as known)."""
         return frozenset(w for entry in self._synonyms().entries for w in entry.words)
+
+    @api.model
+    def _known_terms(self):
+        """The words the subject gate counts as known beside the base's text: the synonym table's terms and the
+        tags of the active entries ("Väterkarenz" tags the entry on Karenz that only says "Karenz des Vaters")."""
+        def build():
+            self.env.cr.execute("""
+                SELECT DISTINCT t.name FROM pv_kb_tag t
+                  JOIN pv_kb_entry_tag_rel r ON r.tag_id = t.id JOIN pv_kb_entry e ON e.id = r.entry_id
+                 WHERE e.active""")
+            return frozenset(fold_plain(w) for (name,) in self.env.cr.fetchall() for w in word_tokens(name or ""))
+        return self._synonym_terms() | self._cached("tag_terms", self._index_version(), build)
 
     @api.model
     def _lexeme_df(self):

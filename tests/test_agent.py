@@ -77,6 +77,20 @@ class TestAgent(AgentCase):
         self.assertEqual(query.chat_model, "standin-chat")
         self.assertEqual(query.regenerations, 0)
 
+    def test_a_subject_only_a_tag_names_is_known_to_the_subject_gate(self):
+        from odoo.addons.pv_kb.lib.answer.gate import unknown_subject
+        chunks = self.env["pv.kb.chunk"]
+        question = "Väterkarenz: wie lange dauert der Kündigungsschutz?"
+        self.assertEqual(unknown_subject(question, chunks._lexicon(), chunks._known_terms()), "Väterkarenz")
+        self.env["pv.kb.importer"]._run(batch_files({"lb-msk-02": entry_md(
+            "lb-msk-02", title="Karenz", topic="karenz", tags=("Karenz", "Väterkarenz"),
+            summary="Der Kündigungsschutz endet vier Wochen nach dem Ende der Karenz des Vaters.")}),
+            source_name="tags")
+        self.assertIn("vaeterkarenz", chunks._known_terms())
+        self.assertIsNone(unknown_subject(question, chunks._lexicon(), chunks._known_terms()))
+        result = self.agent._ask(question)
+        self.assertNotIn("Väterkarenz“ enthält die Wissensbasis keine Aussage", result.answer or "")
+
     def test_hallucinated_id_triggers_one_regeneration_then_the_quotes_not_the_text(self):
         self.standin.script_chat(["Der Freibetrag beträgt € 620 [lb-xx-99] (Stand 2025-01).",
                                   "Der Freibetrag beträgt € 620 [lb-xx-98] (Stand 2025-01)."])
