@@ -37,7 +37,7 @@ BASIS_WORDS = {
 }
 _BASIS_RE = re.compile(
     r"\b(?:monatlich|täglich|jährlich|wöchentlich|taeglich|jaehrlich|woechentlich)(?:e|er|es|en|em)?\b"
-    r"|(?:\bpro\b|\bje\b|\bim\b|/)\s*(?:kalender)?(?:monat|tag|jahr|woche)\b"
+    r"|(?:\bpro\b|\bje\b|\bim\b|/)\s*(?:kalender|arbeits(?=tag))?(?:monat|tag|jahr|woche)\b"
     r"|\b(?:mtl|monatl|tgl|tägl|taegl|jährl|jaehrl|wöchentl|woechentl|wtl)\b\.?"
     r"|\b(?:jahres|monats|tages|wochen)betrag\b", re.I)
 # the abbreviations of a basis ("HBGl mtl. 2025?")

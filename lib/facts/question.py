@@ -252,6 +252,12 @@ _NOT_WORKING = re.compile(r"\b(?:nicht|nimmer)\s+(?:mehr\s+)?(?:arbeiten|beschä
                           r"|einsetzen)\b|\barbeiten\s+(?:nicht|nimmer)\b", re.I)
 # "wie viele Wochenstunden muss sie mindestens arbeiten / müssen mindestens bleiben": the Mindestarbeitszeit
 _MIN_WORK = re.compile(r"\bmindestens\s+(?:noch\s+)?(?:arbeiten|bleiben|verbleiben|übrig\s+bleiben)\b", re.I)
+# no agreement of its own: the rule as the law states it, which is what a row says ("wenn im Vertrag nix
+# Besonderes steht", "ohne abweichende Vereinbarung")
+_NO_AGREEMENT = re.compile(r",?\s*\b(?:wenn|falls)\s+(?:im\s+(?:\w*vertrag|KV)\s+)?(?:nix|nichts)\s+(?:Besonderes|anderes|"
+                           r"Abweichendes|extra)\s+(?:steht|vereinbart\s+(?:ist|wurde)|geregelt\s+ist)\b"
+                           r"|\b(?:ohne|mangels)\s+(?:besondere[rn]?|abweichende[rn]?|andere[rn]?|vertragliche[rn]?)\s+"
+                           r"(?:Vereinbarung|Regelung)\b", re.I)
 # only accident insurance, not fully insured: what "geringfügig" means in the ASVG
 _MARGINAL = re.compile(r"\bnur\s+unfallversichert\b|\bnicht\s+voll\s*versichert\b|\bnicht\s+(?:voll\s+)?"
                        r"(?:sozial|kranken|pensions)versicherungspflichtig\b", re.I)
@@ -307,7 +313,7 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     while _HYPHEN_COMPOUND.search(text):
         text = _HYPHEN_COMPOUND.sub(lambda m: m.group(1) + m.group(2).lower(), text)
     text = digits_for_words(_WHOLE_DAY.sub("", _WHOLE_TRAVEL_DAY.sub("Tag", text)))   # "im 1. Dienstjahr"
-    text = _HOW_FAR.sub("wie viel", _MIN_WORK.sub(" Mindestarbeitszeit ", text))
+    text = _HOW_FAR.sub("wie viel", _MIN_WORK.sub(" Mindestarbeitszeit ", _NO_AGREEMENT.sub(" ", text)))
     text = _ASKED_PAY.sub(lambda m: f"{m.group(1)}{m.group(2) or ''}betrag",
                           _MARGINAL.sub(" geringfügig ", text))
     if _BIRTH_CONTEXT.search(text):

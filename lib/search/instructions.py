@@ -118,13 +118,17 @@ _COMMAND = re.compile(
     r"|\brollenspiel|\bspielen\s+wir\b|\bspiel\s+(?:meinen|meine|den|die|einen|eine)\b"
     r"|\bdu\s+bist\s+(?:jetzt\s+|ab\s+jetzt\s+|nun\s+)?(?:der\s+|die\s+|ein\s+|eine\s+)?(?-i:['‚„\"]?[A-ZÄÖÜ])"
     r"|\b(?:ab\s+jetzt|jetzt|nun|ab\s+sofort)\s+bist\s+du\b|\bantworte\s+als\b|\baus\s+dem\s+bauch\b"
-    r"|\bschätz\w*\s+(?:\w+\s+){0,3}(?:einen?|irgendeinen?)\s+(?:\w+\s+)?(?:wert|zahl|betrag)\b|\berfinde?\b", re.I)
+    r"|\bschätz\w*\s+(?:\w+\s+){0,3}(?:einen?|irgendeinen?)\s+(?:\w+\s+)?(?:wert|zahl|betrag)\b|\berfinde?\b"
+    # a dictated answer ("Antworte nur mit dem Satz: '…'"), a statement to be worded as binding ("formulier mir
+    # das als verbindliche Auskunft")
+    r"|\bantworte\w*\s+(?:nur|ausschließlich|einfach)\s+mit\s+(?:dem|diesem|folgendem|folgenden|einem)\b"
+    r"|\bformulier\w*\s+(?:\w+\s+){0,3}als\s+(?:\w+\s+)?(?:auskunft|aussage|antwort|info\w*|mitteilung)\b", re.I)
 _UNSOURCED = re.compile(
     r"\b(?:ohne|keine|kein|nie|niemals)\s+(?:\w+\s+)?(?:quell\w*|zitat\w*|beleg\w*|unterlagen|einschränkung\w*"
     r"|nachzuschauen|nachschaut)|\bkeine\s+hinweise\b"
     r"|\bgenau\s+diese[nrs]?\s+(?:satz|erlass|eintrag|formulierung|zahl|wortlaut)"
     r"|\bso\s+bestätig|\bzitier\w*\s+(?:\w+\s+)?genau\b|\bignorier\w*|\bvergiss\b|\ballgemeinen?\s+wissen"
-    r"|\bhinweis\s+für\s+(?:chatbots?|ki)\b|\bhalte?\s+dich\s+(?:genau\s+)?daran\b"
+    r"|\bhinweis\s+für\s+(?:chatbots?|ki)\b|\bhalte?\s+dich\s+(?:genau\s+)?(?:daran|an\s+(?:diese|die|meine)\s+anweisung)\b"
     r"|\blass\w*\s+(?:\w+\s+){0,3}(?:quell\w*|zitat\w*|beleg\w*|hinweis\w*|verweis\w*)\s+(?:\w+\s+)?weg\b"
     # "Quellenangabe brauchst keine", and the dictated wording pressed on: "mein Chef will das so hören / so
     # haben", "keine Diskussion"

@@ -75,6 +75,9 @@ def split(question: str) -> list[str]:
             ask = re.sub(r"\s+(?=[?.!]$)", "", " ".join(_EACH.sub(" ", body).split()))
             parts, lead = [f"{subject} – {ask}" for subject in subjects], ""
     if len(parts) < 2:
+        parts = _split_dash(asking)
+        lead = "" if len(parts) > 1 else lead
+    if len(parts) < 2:
         return [question]
     if not (context or lead) and (any(w.lower() in _ANAPHORS for w in _words(parts[1]))
                                   or not all(_own_noun(p) for p in parts)):
@@ -192,6 +195,21 @@ def _parts(left, right):
 
 
 _ASKING_WORD = re.compile(r"welche[mnrs]?|wie|was|wann|wo|wieviele?", re.I)
+# a value ask and a yes/no ask after a dash ("Welcher CO2-Grenzwert ist maßgeblich – kommt der begünstigte Satz in
+# Frage?")
+_DASH_ASK = re.compile(r"\s[–—]\s+(?=(?:kommt|kommen|gilt|gelten|ist|sind|zählt|zählen|fällt|fallen|bleibt|bleiben|"
+                       r"muss|müssen|darf|dürfen|kann|können|gibt|steht|stehen|greift|greifen|reicht)\b)", re.I)
+
+
+def _split_dash(body):
+    """[value ask, yes/no ask] when a dash joins them, else [body]."""
+    m = _DASH_ASK.search(body)
+    if not m:
+        return [body]
+    left, right = body[:m.start()].strip(), body[m.end():].strip()
+    if not any(_ASKING_WORD.fullmatch(w) for w in _words(left)) or not right.endswith("?") or len(_words(right)) < 3:
+        return [body]
+    return [left, right]
 
 
 def _own_noun(part):
@@ -328,9 +346,19 @@ _VERBS = re.compile(r"\b(?:ist|sind|war|waren|gilt|gelten|galt|beträgt|betragen
 def _carry_predicate(first, second):
     """A verbless second ask takes the first's predicate: "bis zu welchem Betrag die SEG-Zulagen steuerfrei?"."""
     predicate = _PREDICATE.search(first)
-    if not predicate or _VERBS.search(second):
+    if not predicate or _VERBS.search(second) or not _names_a_subject(second):
         return second
     return second.strip().rstrip(" ?.!") + " " + predicate.group(1)
+
+
+_BASIS_NOUNS = frozenset("arbeitstag arbeitstage tag tage kalendertag werktag monat monate jahr jahre woche wochen "
+                         "stunde stunden betrag höchstbetrag".split())
+
+
+def _names_a_subject(part):
+    """A noun of the part beyond the kind or basis of the value it asks for ("bis zu welchem Betrag pro
+    Arbeitstag" names none: it asks on about the first part's subject, whatever the predicate)."""
+    return any(w[:1].isupper() and w.lower() not in _GENERIC | _BASIS_NOUNS for w in _words(part)[1:])
 
 
 def _question_mark(part, capital=True):

@@ -269,6 +269,13 @@ def test_asks_for_a_range_or_a_minimum_told_in_other_words(facts):
     assert hours is not None and "12 Stunden pro Woche [lb-efz-03]" in hours.text and "25 %" not in hours.text
 
 
+def test_no_agreement_of_its_own_asks_the_rule_of_the_law(facts):
+    result = answer("Eine Angestellte will von sich aus aufhören. Wie lang muss sie noch bleiben, wenn im Vertrag nix "
+                    "Besonderes steht?", facts)
+    assert result is not None and "Kündigung durch Arbeitnehmer" in result.text and "1 Monat" in result.text
+    assert "Arbeitgeberkündigung" not in result.text
+
+
 def test_marginal_employment_told_by_what_it_means(facts):
     for question in ("Unsere Putzhilfe verdient nur ein paar hundert Euro im Monat. Bis zu welchem Monatsverdienst "
                      "bleibt sie 2025 nur unfallversichert?",

@@ -26,6 +26,11 @@ from lib.search.parts import MAX_PARTS, split
     ("Bis zu welchem Monatsbetrag sind die Überstundenzuschläge steuerfrei, und bis zu welchem Betrag die "
      "SEG-Zulagen?", ["Bis zu welchem Monatsbetrag sind die Überstundenzuschläge steuerfrei?",
                       "Bis zu welchem Betrag die SEG-Zulagen steuerfrei?"]),
+    # a value ask and a yes/no ask joined by a dash; the case before them goes to both
+    ("Dienstauto mit Erstzulassung 2022, 133 g CO2/km. Welcher CO2-Grenzwert ist maßgeblich – kommt der begünstigte "
+     "Sachbezugssatz in Frage?",
+     ["Dienstauto mit Erstzulassung 2022, 133 g CO2/km. Welcher CO2-Grenzwert ist maßgeblich?",
+      "Dienstauto mit Erstzulassung 2022, 133 g CO2/km. Kommt der begünstigte Sachbezugssatz in Frage?"]),
     # two prepositional phrases: the words before them are shared, a verb after the second too
     # a second ask that only names another noun takes the first ask with that noun
     ("Wie viel Prozent SV zahlt 2025 der Dienstnehmer insgesamt vom laufenden Bezug und wie viel der Dienstgeber?",
@@ -73,6 +78,13 @@ def test_split_writes_each_ask_as_a_question(question, expected):
 ])
 def test_split_leaves_single_asks_whole(question):
     assert split(question) == [question]
+
+
+def test_a_second_ask_only_on_the_kind_of_value_takes_no_predicate():
+    """"… steuerfrei, und bis zu welchem Betrag pro Arbeitstag?" asks on about the first subject: it stays as
+    written (the answer refuses it with the first part when the base does not know that subject)."""
+    parts = split("Sind Essensgutscheine für Gaststätten steuerfrei, und bis zu welchem Betrag pro Arbeitstag?")
+    assert len(parts) == 2 and not parts[1].rstrip("?").endswith("steuerfrei")
 
 
 def test_split_is_bounded_and_linear():
