@@ -37,7 +37,9 @@ BASIS_WORDS = {
 }
 _BASIS_RE = re.compile(
     r"\b(?:monatlich|täglich|jährlich|wöchentlich|taeglich|jaehrlich|woechentlich)(?:e|er|es|en|em)?\b"
-    r"|(?:\bpro\b|\bje\b|\bim\b|/)\s*(?:kalender|arbeits(?=tag))?(?:monat|tag|jahr|woche)\b"
+    r"|(?:\bpro\b|\bje\b|/)\s*(?:kalender|arbeits(?=tag))?(?:monat|tag|jahr|woche)\b"
+    # ("im Jahr 2025" names a year, not a basis)
+    r"|\bim\s+(?:kalender|arbeits(?=tag))?(?:monat|tag|jahr|woche)\b(?!\s*(?:19|20)\d{2}\b)"
     r"|\b(?:mtl|monatl|tgl|tägl|taegl|jährl|jaehrl|wöchentl|woechentl|wtl)\b\.?"
     r"|\b(?:jahres|monats|tages|wochen)betrag\b", re.I)
 # the abbreviations of a basis ("HBGl mtl. 2025?")

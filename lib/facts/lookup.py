@@ -18,6 +18,7 @@ from ..text.german import fold_plain, light_stem
 from .compare import Pair, compare, same_concept, topic_common_words
 from .concepts import stems, word_in, words_match
 from .extract import Fact
+from .sides import on_the_side, other_party
 from .tiers import holds, is_dimension_word
 # the question's side, parsed (question.py); parse_question, asked_units and Question are part of the lookup's API
 from .question import (_CAP_KEY_WORDS, _CEILING_KEY_WORDS, _RATE_BASES, STAFF_WORDS, Question, _bounds,  # noqa: F401
@@ -166,6 +167,8 @@ def _bounds_named(label_bounds: frozenset, question: Question) -> bool:
 def _eligible(question: Question, fact: Fact) -> bool:
     if fact.is_reference or not fact.value.has_value or not fact.key:
         return False
+    if other_party(question, fact):
+        return False
     if question.basis and fact.basis and question.basis != fact.basis:
         return False
     if question.bases and fact.basis not in question.bases:
@@ -293,24 +296,6 @@ def _scaled_by_days(group: list[Fact], pool: list[Fact], days: int) -> bool:
     return True
 
 
-# a row that says on which side of an event it holds ("Schutzfrist vor der Geburt" / "… nach der Geburt")
-_SIDE_RE = re.compile(r"\b(vor|nach)\s+(?:der|dem|den)\s+(\w+)")
-
-
-def _sides(text: str) -> set[tuple[str, str]]:
-    return {(m.group(1), light_stem(m.group(2))) for m in _SIDE_RE.finditer(fold_plain(text or "").lower())}
-
-
-def _on_the_side(question: Question, group: list[Fact]) -> list[Fact]:
-    """The rows of ``group`` on the side of the event the question names ("vor der Geburt"), when others name the
-    other side: the stop words "vor" and "nach" fall out of the concept words that tell the rows apart."""
-    asked = _sides(question.text)
-    if not asked:
-        return group
-    kept = [f for f in group if not _sides(f.label) or _sides(f.label) & asked]
-    return kept or group
-
-
 def _newest_first(facts: list[Fact], rank: Mapping[str, int]) -> list[Fact]:
     return sorted(facts, key=lambda f: (-f.period.newest, not f.period.explicit, rank.get(f.entry_id, 99), f.line))
 
@@ -378,7 +363,7 @@ def find(question: Question, facts: list[Fact], allowed: Iterable[str] | None = 
         keys = {(g[0].key, "" if question.bases else g[0].basis, g[0].variant) for g in groups}
         if len(keys) > 1:
             return None
-    group = _on_the_side(question, [f for g in groups for f in g])
+    group = on_the_side(question, [f for g in groups for f in g])
     days = _TOLD_DAYS.search(question.text)
     if days and _scaled_by_days(group, pool, int(days.group(1))):
         # "fährt nur an 6 Tagen im Monat": the entry's table of days (Fahrtage 4 bis 7: ein Drittel) scales the

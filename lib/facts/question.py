@@ -62,7 +62,7 @@ jänner januar jaenner februar feber märz april mai juni juli august september 
 abgeben abgegeben abzugeben einreichen eingereicht einzureichen abführen abgeführt abzuführen entrichten entrichtet
 gezahlt bezahlt ausbezahlt ausgezahlt gemeldet melden erstatten erstattet binnen innerhalb macht machen ausmachen
 einhalten einzuhalten beachten gedauert langem langen längerem längeren angefallen anfiel damals nachprüfen prüfen
-gegolten trifft
+gegolten trifft anzusetzen anzuwenden anwenden angewendet heranzuziehen
 pflicht verpflichtend machen durchführen durchzuführen zuhause daheim garage versteuert versteuern besteuert besteuern
 firma nix nichts kriegt kriegen kriege krieg
 ihre ihrer ihren seine seiner seinen samt gearbeitet möchte möchten will wollen
@@ -258,6 +258,7 @@ _NO_AGREEMENT = re.compile(r",?\s*\b(?:wenn|falls)\s+(?:im\s+(?:\w*vertrag|KV)\s
                            r"Abweichendes|extra)\s+(?:steht|vereinbart\s+(?:ist|wurde)|geregelt\s+ist)\b"
                            r"|\b(?:ohne|mangels)\s+(?:besondere[rn]?|abweichende[rn]?|andere[rn]?|vertragliche[rn]?)\s+"
                            r"(?:Vereinbarung|Regelung)\b", re.I)
+_MANNER = re.compile(r"(?<![\w-])(?:pauschale[nrms]?|zusätzliche[nrms]?)\s+(?=[A-ZÄÖÜ])|\bzusätzlich\b(?!\w)")
 # only accident insurance, not fully insured: what "geringfügig" means in the ASVG
 _MARGINAL = re.compile(r"\bnur\s+unfallversichert\b|\bnicht\s+voll\s*versichert\b|\bnicht\s+(?:voll\s+)?"
                        r"(?:sozial|kranken|pensions)versicherungspflichtig\b", re.I)
@@ -314,6 +315,8 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
         text = _HYPHEN_COMPOUND.sub(lambda m: m.group(1) + m.group(2).lower(), text)
     text = digits_for_words(_WHOLE_DAY.sub("", _WHOLE_TRAVEL_DAY.sub("Tag", text)))   # "im 1. Dienstjahr"
     text = _HOW_FAR.sub("wie viel", _MIN_WORK.sub(" Mindestarbeitszeit ", _NO_AGREEMENT.sub(" ", text)))
+    # "die pauschale Dienstgeberabgabe", "zusätzlich": how a value is raised, not what it is
+    text = _MANNER.sub(" ", text)
     text = _ASKED_PAY.sub(lambda m: f"{m.group(1)}{m.group(2) or ''}betrag",
                           _MARGINAL.sub(" geringfügig ", text))
     if _BIRTH_CONTEXT.search(text):

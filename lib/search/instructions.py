@@ -116,7 +116,8 @@ _COMMAND = re.compile(
     r"\bbestätig(?:e|en|st|t)?\b|\bbestätigung\s+reicht\b|\bmit\s+['‚„\"]?ja\b"
     r"|\b(?:schreib|sag|erklär|formulier)\w*\b[^?!]{0,80}?\bdass\b"
     r"|\brollenspiel|\bspielen\s+wir\b|\bspiel\s+(?:meinen|meine|den|die|einen|eine)\b"
-    r"|\bdu\s+bist\s+(?:jetzt\s+|ab\s+jetzt\s+|nun\s+)?(?:der\s+|die\s+|ein\s+|eine\s+)?(?-i:['‚„\"]?[A-ZÄÖÜ])"
+    r"|\bdu\s+bist\s+(?:jetzt\s+|ab\s+jetzt\s+|ab\s+sofort\s+|nun\s+)?(?:der\s+|die\s+|ein\s+|eine\s+)?(?-i:['‚„\"]?[A-ZÄÖÜ])"
+    r"|\bdenk\w*\s+(?:dir|euch)\s+(?:\w+\s+){0,6}?aus\b"
     r"|\b(?:ab\s+jetzt|jetzt|nun|ab\s+sofort)\s+bist\s+du\b|\bantworte\s+als\b|\baus\s+dem\s+bauch\b"
     r"|\bschätz\w*\s+(?:\w+\s+){0,3}(?:einen?|irgendeinen?)\s+(?:\w+\s+)?(?:wert|zahl|betrag)\b|\berfinde?\b"
     # a dictated answer ("Antworte nur mit dem Satz: '…'"), a statement to be worded as binding ("formulier mir
@@ -136,7 +137,16 @@ _UNSOURCED = re.compile(
     r"|\bwill\s+(?:\w+\s+){0,4}so\s+(?:hören|haben)\b|\bkeine\s+diskussion\b", re.I)
 
 
+# a claim to be checked ("Stimmt es, dass …?") after the rules were declared void: the confirmation is commanded
+_CLAIM_CHECK = re.compile(r"\bstimmt\s+es\s*,?\s+dass\b|\bist\s+es\s+richtig\s*,?\s+dass\b", re.I)
+_OVERRIDE = re.compile(r"\bsystem\s*-?\s*anweisung|\bregeln\s+(?:\w+\s+)?(?:aufgehoben|außer\s+kraft|ungültig)\b"
+                       r"|\bignorier\w*\s+(?:\w+\s+){0,2}(?:regeln|anweisungen|quellen)|\bvergiss\s+(?:\w+\s+){0,2}"
+                       r"(?:regeln|anweisungen|wissensbasis)", re.I)
+
+
 def commands_statement(text: str) -> bool:
     """Does ``text`` command a statement (confirm, write, role-play) and ask to leave the base or its sources?"""
     text = (text or "")[:2000]
+    if _CLAIM_CHECK.search(text) and _OVERRIDE.search(text) and _UNSOURCED.search(text):
+        return True
     return bool(_COMMAND.search(text) and _UNSOURCED.search(text))

@@ -276,6 +276,26 @@ def test_no_agreement_of_its_own_asks_the_rule_of_the_law(facts):
     assert "Arbeitgeberkündigung" not in result.text
 
 
+def test_a_question_on_one_party_never_takes_the_other_partys_value(facts):
+    """"wie hoch der Anteil des Dienstgebers?" once got the Dienstnehmeranteil's 18,07 % ("Anteil" names the head of
+    "Dienstnehmeranteil", and "Dienstgeber" stands in the entry's prose)."""
+    result = answer("Sozialversicherung 2025 bei laufendem Bezug mit vollem AV-Beitrag: wie hoch der Anteil des "
+                    "Dienstgebers?", facts)
+    assert result is None or "18,07 %" not in result.text
+    own = answer("Sozialversicherung 2025 bei laufendem Bezug mit vollem AV-Beitrag: Wie hoch ist der Anteil des "
+                 "Dienstnehmers insgesamt?", facts)
+    assert own is not None and "18,07 % [lb-sv-02]" in own.text
+
+
+def test_im_jahr_before_a_year_names_the_year_not_a_basis(facts):
+    result = answer("Ab welcher monatlichen Summe der Entgelte aller geringfügig Beschäftigten muss ein Dienstgeber im "
+                    "Jahr 2025 zusätzlich die pauschale Dienstgeberabgabe entrichten?", facts)
+    assert result is not None and "€ 826,65" in result.text and "551,10" not in result.text
+    missing = answer("Welcher Richtwert pro m² ist für den Sachbezug einer Dienstwohnung in Wien im Jahr 2025 "
+                     "anzusetzen?", facts)
+    assert missing is not None and missing.missing_year == "2025" and "€ 6,67" in missing.text
+
+
 def test_marginal_employment_told_by_what_it_means(facts):
     for question in ("Unsere Putzhilfe verdient nur ein paar hundert Euro im Monat. Bis zu welchem Monatsverdienst "
                      "bleibt sie 2025 nur unfallversichert?",
