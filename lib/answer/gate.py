@@ -117,7 +117,8 @@ klientin mandant mandantin chef chefin""".split())
 _CHAT_WORDS = frozenset("""frage fragen kurze kurz bitte hallo hilfe info thema achtung hinweis beispiel notiz nachtrag
 dringend eilig danke servus update nochmal noch eine einer zweite letzte neue""".split())
 # nouns that name a share or a kind of something, not a subject ("Welcher Teil vom Jahresverdienst …")
-_GENERIC_HEADS = frozenset("teil teile anteil anteile art arten form fall faelle hoehe menge anzahl rest".split())
+_GENERIC_HEADS = frozenset("teil teile anteil anteile art arten form fall faelle hoehe menge anzahl rest maximum "
+                           "minimum hoechstwert mindestwert".split())
 _ADJECTIVE_RE = re.compile(r"(?:ig|lich|los|isch|bar|sam|haft|ell|iv|al)(?:e|er|es|en|em)?$")
 # the opening of an asking sentence and the (at most two words of the) phrase it asks about: "Wie hoch ist die
 # Kurzarbeitsbeihilfe", "Sind Essensgutscheine", "Welche Mindestprofiltiefe"
@@ -128,7 +129,11 @@ _ASKED_SUBJECT_RE = re.compile(
 # inside the asking sentence: a capitalised noun (one or two) right after "ist", "sind", "gilt", "bleibt" and an
 # article
 _VERB_SUBJECT_RE = re.compile(r"\b(?:ist|sind|gilt|gelten|bleibt|bleiben)\s+(?:(?:der|die|das|den|dem|eine?n?)\s+)?"
-                              r"(?P<phrase>[A-ZÄÖÜ][\w-]+(?:\s+[A-ZÄÖÜ][\w-]+)?)")
+                              r"(?P<phrase>[A-ZÄÖÜ][\w-]+(?:\s+[A-ZÄÖÜ][\w-]+)?)"
+                              # "Bis zu welchem Betrag kann ich eine Mitarbeiterprämie steuerfrei auszahlen?": the thing
+                              # paid tax-free
+                              r"|\b(?:eine[nm]?|ein|einer)\s+(?P<paid>[A-ZÄÖÜ][\w-]{5,})\s+(?:\w+\s+){0,3}?"
+                              r"(?:steuerfrei|abgabenfrei|beitragsfrei|sachbezugsfrei)\b")
 _HOW_MUCH_RE = re.compile(r"^[Ww]ie\s*viele?\s+(?P<phrase>[A-ZÄÖÜ][^\W\d_]+-[A-ZÄÖÜ][^\W\d_]+)\b")
 # "Wie viele Tage Pflegefreistellung …", "Wie viel Kinderbetreuungsgeld …", "Wie viel darf ein Essensgutschein …":
 # a long noun right after the amount or count asked is what the question is about (a short one, "Wie viel
@@ -186,10 +191,23 @@ def unknown_subject(question: str, lexicon, synonym_terms=frozenset()) -> str | 
             return unknown
     for match in _VERB_SUBJECT_RE.finditer(asking):
         # "Bis zu welchem Betrag sind Essensgutscheine … steuerfrei?": the noun after the verb
-        unknown = _unknown_head(match.group("phrase").split(), lexicon, synonym_terms)
+        unknown = _unknown_head((match.group("phrase") or match.group("paid")).split(), lexicon, synonym_terms)
         if unknown:
             return unknown
+    match = _INTRODUCED_RE.search(question or "")
+    if match and _PRONOUN_ASK_RE.search(asking):
+        # "Wir wollen Essensgutscheine einführen. Bis zu welchem Betrag … sind die steuerfrei?": the thing the case
+        # introduces is what the pronoun asks about
+        return _unknown_head([match.group("phrase")], lexicon, synonym_terms)
     return None
+
+
+# a benefit the case is about to introduce, and an ask that points back to it with a pronoun
+_INTRODUCED_RE = re.compile(r"\b(?:[Ww]ir|[Ii]ch)\s+(?:wollen|möchten|planen|überlegen|würden)\s+(?:\w+\s+){0,3}?"
+                            r"(?P<phrase>[A-ZÄÖÜ][\w-]{5,})\s+(?:\w+\s+)?(?:einführen|einzuführen|anbieten|ausgeben|"
+                            r"auszahlen|gewähren|zahlen)\b")
+_PRONOUN_ASK_RE = re.compile(r"\b(?:[Ss]ind|[Ii]st|[Bb]leiben|[Bb]leibt)\s+(?:die|diese|sie|das|dies|der|dieser)\b"
+                             r"(?!\s+[A-ZÄÖÜ])")
 
 
 # the kinds of value a subject may name instead of a thing ("Sätze", "Steuerfreibetrag"), singular and plural

@@ -85,6 +85,21 @@ def test_a_long_noun_given_or_paid_for_is_the_subject_of_a_how_much_question():
     assert unknown_subject("Wie viel dürfen wir für die Altersteilzeit zahlen?", _BASE) is None
 
 
+def test_a_thing_paid_tax_free_or_introduced_by_the_case_is_the_subject():
+    from lib.answer.gate import unknown_subject
+    assert unknown_subject("Bis zu welchem Betrag kann ich 2025 eine Mitarbeiterprämie steuerfrei auszahlen?",
+                           _BASE) == "Mitarbeiterprämie"
+    assert unknown_subject("Wir wollen Essensgutscheine einführen. Bis zu welchem Betrag pro Arbeitstag sind die "
+                           "steuerfrei?", _BASE) == "Essensgutscheine"
+    # a known thing, or an ask that names its own subject, is no unknown subject
+    assert unknown_subject("Wir wollen Altersteilzeit anbieten. Bis zu welchem Betrag sind die steuerfrei?",
+                           _BASE) is None
+    assert unknown_subject("Bis zu welchem Betrag kann ich einen Sachbezug steuerfrei ansetzen?", _BASE) is None
+    # "das Maximum" is a kind of value, no subject
+    assert unknown_subject("Das Firmenauto fährt er auch privat. Was ist das Maximum, das ihm dazugerechnet wird?",
+                           _BASE) is None
+
+
 def test_a_clause_that_tells_the_case_before_the_question_word_is_no_label():
     from lib.answer.gate import unknown_subject
     # "Servus, mein Kind ist krank – …" is no label; the asking clause after the dash is read
