@@ -98,6 +98,9 @@ STAFF_WORDS = frozenset({"ma", "mitarbeiter", "mitarbeiterin", "mitarbeitern", "
 _STAFF_ALTERNATIVES = frozenset({"arbeitnehm", "dienstnehm"})
 # "steuerfrei" of a benefit in kind is what a row calls "sachbezugsfrei", "lohnsteuerfrei", "abgabenfrei"
 _TAX_FREE = frozenset(light_stem(w) for w in ("steuerfrei", "lohnsteuerfrei", "sachbezugsfrei", "abgabenfrei"))
+# "für wie viele Überstunden steuerfrei": the rows call the tax-free count "begünstigt"
+_TAX_FREE_COUNT = light_stem("beguenstigt")
+_HOW_MANY = re.compile(r"\bwie\s*viele\b", re.I)
 # what the question asks for, by its wording: the unit kinds of a fact that answer it (used to choose between
 # concepts of one entry that all fit the words, e.g. "Beitragssatz" 1,53 % and "Beitragspflicht" ab dem 2. Monat)
 _AMOUNT_UNITS = frozenset({"€", "%", "Prozentpunkte"})
@@ -385,6 +388,8 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
             alternatives |= _STAFF_ALTERNATIVES
         if stem in _TAX_FREE:
             alternatives |= _TAX_FREE
+            if _HOW_MANY.search(text):
+                alternatives.add(_TAX_FREE_COUNT)
         for key in (folded, stem):
             for expansion in table.get(key, ()):
                 alternatives.update(s for s in stems(expansion) if s not in _DISTINCT_VALUES.get(stem, ()))

@@ -296,6 +296,11 @@ def test_im_jahr_before_a_year_names_the_year_not_a_basis(facts):
     assert missing is not None and missing.missing_year == "2025" and "€ 6,67" in missing.text
 
 
+def test_how_many_hours_are_tax_free_asks_for_the_privileged_count(facts):
+    result = answer("Überstundenzuschläge 2025: für wie viele Überstunden im Monat sind sie steuerfrei?", facts)
+    assert result is not None and "18 Überstunden [lb-ust-02]" in result.text and "€ 200" not in result.text
+
+
 def test_marginal_employment_told_by_what_it_means(facts):
     for question in ("Unsere Putzhilfe verdient nur ein paar hundert Euro im Monat. Bis zu welchem Monatsverdienst "
                      "bleibt sie 2025 nur unfallversichert?",
