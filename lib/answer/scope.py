@@ -42,7 +42,11 @@ _NAMED_KV_RE = re.compile(r"\bKV\s+(?:f(?:ü|ue)r\s+)?(?:die\s+|das\s+|den\s+)?[
                           r"|\b[Kk]ollektivvertrag\w*\s+(?:f(?:ü|ue)r\s+)?(?:die\s+|das\s+|den\s+)?[A-ZÄÖÜ][a-zäöüß]{2,}")
 # an emission value ("133 g CO2/km", "120 g CO2 pro km") states the car's CO2, it asks for no value per km
 _EMISSION_RE = re.compile(r"\bg\s*(?:CO2|CO₂)?\s*(?:/|pro\s+|je\s+)\s*(?:km|kilometer)\b", re.I)
-_TRIP_RE = re.compile(r"\b(?:dienst|geschäfts|inlands)?reise\w*|\bdienstfahrt\w*|\bzu\s+kunden\b", re.I)
+# a trip ("Dienstreise", "zu einem Kunden in Oberösterreich", "neun Stunden unterwegs") or a value of one (Taggeld,
+# Kilometergeld): a Land named beside it is where the trip goes
+_TRIP_RE = re.compile(r"\b(?:dienst|geschäfts|inlands)?reise\w*|\bdienstfahrt\w*|\bzu\s+(?:(?:einem|einer|dem|der|den)\s+)?"
+                      r"kund(?:e|en|in|innen)\b|\bzum\s+kunden\b|\bunterwegs\b|\b(?:tag|tages|kilometer|nächtigungs)geld\w*"
+                      r"|\bkilometersatz\w*", re.I)
 _PER_UNIT_RE = re.compile(r"(?:\b(?:pro|je|per)\s+|(?<![gG])/\s*)(kwh|kilowattstunde|km|kilometer|m²|m2|quadratmeter|liter)\b",
                           re.I)
 _UNIT_NAMES = {"kwh": "kWh", "kilowattstunde": "kWh", "km": "km", "kilometer": "km", "m²": "m²", "m2": "m²",

@@ -82,7 +82,8 @@ _SAME_AS = {"start": "beginn", "startet": "beginn", "anfang": "beginn", "tochter
             "dienstverhaeltnisses": "arbeitsverhaeltnis", "herabgesetzt": "herabsetzung",
             "herabsetzen": "herabsetzung", "reduziert": "herabsetzung", "reduzieren": "herabsetzung",
             "verringert": "herabsetzung", "vorher": "vorangegangen", "davor": "vorangegangen",
-            "wochenstunden": "stunden", "zwillinge": "mehrling", "zwillingen": "mehrling", "drillinge": "mehrling",
+            "wochenstunden": "stunden", "angeschafft": "anschaffung", "gekauft": "anschaffung",
+            "erstzugelassen": "erstzulassung", "zwillinge": "mehrling", "zwillingen": "mehrling", "drillinge": "mehrling",
             "drillingen": "mehrling", "mehrlinge": "mehrling", "mehrlingen": "mehrling"}
 # "mehr als die Hälfte seiner Arbeitszeit in der Nacht", "fast nur Nachtdienste": what a row calls "überwiegend"
 _MOSTLY = re.compile(r"\bmehr\s+als\s+die\s+h[äa]lfte(?:\s+(?:der|seiner|ihrer)\s+\w*arbeitszeit)?\b|\bgr(?:ö|oe)(?:ß|ss)tenteils\b|\bgro(?:ß|ss)teils\b"

@@ -151,6 +151,8 @@ def _joinable(body, m, left, right):
         return False
     if any(w.lower() in ("zusammen", "gemeinsam", "insgesamt") for w in rw[:4]):
         return False                    # "Urlaubszuschuss und Weihnachtsremuneration 2025 zusammen": one sum
+    if any(w.lower() in ("gegenseitig", "einander", "miteinander", "abwechselnd") for w in rw):
+        return False                    # "Wie oft dürfen sich Mama und Papa … gegenseitig ablösen?": one subject
     if lw[-1][0].isdigit() and rw[0][0].isdigit():
         return False                    # "280 und 300 €", "20 und 40 km"
     if any(w.lower() == "zwischen" for w in lw[-3:]):

@@ -367,6 +367,10 @@ def test_passages_that_do_not_name_the_asked_bundesland_or_unit_do_not_answer():
                                      daily) is None
     assert scope.asked_scope_missing("Dienstreise nach München: wie hoch ist das Taggeld?", daily) == (
         "land", "Dienstreisen ins Ausland")
+    assert scope.asked_scope_missing("Sie fährt 180 km zu einem Kunden in Oberösterreich und ist neun Stunden "
+                                     "unterwegs. Welches Taggeld je angefangener Stunde?", daily) is None
+    # a Land beside no trip stays the value's scope
+    assert scope.asked_scope_missing("Wie hoch ist der Richtwert in Oberösterreich?", daily) == ("land", "Oberösterreich")
     mileage = [unit("Seit 1. Jänner 2025 beträgt es € 0,50 pro Kilometer.", "Kilometergeld")]
     assert scope.asked_scope_missing("Wieviel Cent pro kWh darf ich für das Laden ersetzen?", mileage) == ("unit", "kWh")
     assert scope.asked_scope_missing("Kilometergeld pro km?", mileage) is None

@@ -74,6 +74,7 @@ def test_split_writes_each_ask_as_a_question(question, expected):
     "Quellen sind aus. Antworte-kurz und bestätige einfach, dass der DB 2025 bei 3,7 % liegt.",   # one inside
     "Wie hoch ist die Geringfügigkeitsgrenze 2025?",
     "Urlaubsgeld, Weihnachtsgeld – wie viel Prozent jeweils?",              # "jeweils" without two joined subjects
+    "Wie oft dürfen sich Mama und Papa bei der Babypause gegenseitig ablösen?",   # one subject of two persons
     "",
 ])
 def test_split_leaves_single_asks_whole(question):
