@@ -1,0 +1,45 @@
+"""What a question says in everyday words, written as the rows of the Kernwerte say it: "nach der Entbindung" is
+"nach der Geburt", "darf nicht mehr arbeiten" (beside a pregnancy) the Beschäftigungsverbot, "nur unfallversichert"
+geringfügig, "in welchem Rahmen" how much. Used by the value questions' parser (question.py) before it reads the
+words. Pure; nothing here imports Odoo.
+"""
+from __future__ import annotations
+
+import re
+
+# the time around a birth, told in everyday words: "vor dem errechneten Termin", "nach der Entbindung" are the
+# rows "… vor/nach der Geburt"; "darf nicht (mehr) arbeiten" is the Beschäftigungsverbot, when the question speaks
+# of a pregnancy or a birth
+_BIRTH_CONTEXT = re.compile(r"schwanger|geburt|entbind|niederkunft|baby|zwilling|drilling|mehrling|mutter", re.I)
+_BIRTH_SIDE = re.compile(r"\b(vor|nach)\s+(?:dem|der)\s+(?:(?:errechneten|voraussichtlichen|erwarteten|berechneten|"
+                         r"geplanten)\s+)?(?:(?:geburts|entbindungs)?termin|entbindung|niederkunft|geburt)\b", re.I)
+_NOT_WORKING = re.compile(r"\b(?:nicht|nimmer)\s+(?:mehr\s+)?(?:arbeiten|beschäftigt\s+werden|beschäftigen|eingesetzt\s+werden"
+                          r"|einsetzen)\b|\barbeiten\s+(?:nicht|nimmer)\b", re.I)
+# "wie viele Wochenstunden muss sie mindestens arbeiten / müssen mindestens bleiben": the Mindestarbeitszeit
+_MIN_WORK = re.compile(r"\bmindestens\s+(?:noch\s+)?(?:arbeiten|bleiben|verbleiben|übrig\s+bleiben)\b", re.I)
+# no agreement of its own: the rule as the law states it, which is what a row says ("wenn im Vertrag nix
+# Besonderes steht", "ohne abweichende Vereinbarung")
+_NO_AGREEMENT = re.compile(r",?\s*\b(?:wenn|falls)\s+(?:im\s+(?:\w*vertrag|KV)\s+)?(?:nix|nichts)\s+(?:Besonderes|anderes|"
+                           r"Abweichendes|extra)\s+(?:steht|vereinbart\s+(?:ist|wurde)|geregelt\s+ist)\b"
+                           r"|\b(?:ohne|mangels)\s+(?:besondere[rn]?|abweichende[rn]?|andere[rn]?|vertragliche[rn]?)\s+"
+                           r"(?:Vereinbarung|Regelung)\b", re.I)
+_MANNER = re.compile(r"(?<![\w-])(?:pauschale[nrms]?|zusätzliche[nrms]?)\s+(?=[A-ZÄÖÜ])|\bzusätzlich\b(?!\w)")
+# only accident insurance, not fully insured: what "geringfügig" means in the ASVG
+_MARGINAL = re.compile(r"\bnur\s+unfallversichert\b|\bnicht\s+voll\s*versichert\b|\bnicht\s+(?:voll\s+)?"
+                       r"(?:sozial|kranken|pensions)versicherungspflichtig\b", re.I)
+# "Bis zu welchem Monatsverdienst …": the asked sum, said as a pay
+_ASKED_PAY = re.compile(r"\b((?:bis\s+zu|ab|bis)\s+welche[mrn]?\s+)(Monats|Jahres)?(?:verdienst|lohn)\b", re.I)
+# "In welchem Rahmen / Ausmaß darf … herabgesetzt werden?": asks how much
+_HOW_FAR = re.compile(r"\bin\s+welche[mn]\s+(?:Rahmen|Ausma(?:ß|ss)|Umfang)\b", re.I)
+
+
+def in_the_rows_words(text: str) -> str:
+    """``text`` with the everyday phrasings above replaced by the rows' words."""
+    text = _HOW_FAR.sub("wie viel", _MIN_WORK.sub(" Mindestarbeitszeit ", _NO_AGREEMENT.sub(" ", text)))
+    # "die pauschale Dienstgeberabgabe", "zusätzlich": how a value is raised, not what it is
+    text = _MANNER.sub(" ", text)
+    text = _ASKED_PAY.sub(lambda m: f"{m.group(1)}{m.group(2) or ''}betrag", _MARGINAL.sub(" geringfügig ", text))
+    if _BIRTH_CONTEXT.search(text):
+        text = _NOT_WORKING.sub(" Beschäftigungsverbot ", _BIRTH_SIDE.sub(lambda m: f" {m.group(1)} der Geburt ", text))
+        text = re.sub(r"\bab\s+wann\s+(?=vor\s+der\s+Geburt\b)", "wie lange ", text)   # "ab wann vor dem Termin"
+    return text
