@@ -128,13 +128,13 @@ _ASKED_SUBJECT_RE = re.compile(
     re.I)
 # inside the asking sentence: a capitalised noun (one or two) right after "ist", "sind", "gilt", "bleibt" and an
 # article
-_VERB_SUBJECT_RE = re.compile(r"\b(?:ist|sind|gilt|gelten|bleibt|bleiben)\s+(?:(?:der|die|das|den|dem|eine?n?)\s+)?"
+_VERB_SUBJECT_RE = re.compile(r"\b(?:ist|sind|gilt|gelten|bleibt|bleiben|wird|werden)\s+(?:(?:der|die|das|des|den|dem|eine?n?)\s+)?"
                               r"(?P<phrase>[A-ZÄÖÜ][\w-]+(?:\s+[A-ZÄÖÜ][\w-]+)?)"
                               # "Bis zu welchem Betrag kann ich eine Mitarbeiterprämie steuerfrei auszahlen?": the thing
                               # paid tax-free
                               r"|\b(?:eine[nm]?|ein|einer)\s+(?P<paid>[A-ZÄÖÜ][\w-]{5,})\s+(?:\w+\s+){0,3}?"
                               r"(?:steuerfrei|abgabenfrei|beitragsfrei|sachbezugsfrei)\b")
-_HOW_MUCH_RE = re.compile(r"^[Ww]ie\s*viele?\s+(?P<phrase>[A-ZÄÖÜ][^\W\d_]+-[A-ZÄÖÜ][^\W\d_]+)\b")
+_HOW_MUCH_RE = re.compile(r"^[Ww]ie\s*viele?\s+(?:(?:Prozent|Euro|Cent)\s+)?(?P<phrase>[A-ZÄÖÜ][^\W\d_]+-[A-ZÄÖÜ][^\W\d_]+)\b")
 # "Wie viele Tage Pflegefreistellung …", "Wie viel Kinderbetreuungsgeld …", "Wie viel darf ein Essensgutschein …":
 # a long noun right after the amount or count asked is what the question is about (a short one, "Wie viel
 # Vorlauf", or one after "vom" ("Wie viel vom Aufschlag"), is a paraphrase more often)
@@ -391,12 +391,19 @@ def _unknown_head(words, lexicon, synonym_terms) -> str | None:
     return None
 
 
+# what a thing costs is no part of what it is ("Gratiswohnung", "Gratis-Parkplatz" is one word after folding)
+_PRICE_PREFIX_RE = re.compile(r"(?:gratis|kostenlos|kostenfrei|verbilligt|zinslos|zinsfrei)(?:e[nrms]?)?")
+
+
 def _known(word: str, lexicon, synonym_terms) -> bool:
     """Is ``word`` (folded) a word of the base: itself or without an inflection ending, the first or last part of
     one of its words ("pendler" of "pendlerpauschale"; of six letters or more, a part inside one: "deckel" of
     "gedeckelt"), a compound of such parts (each of five letters or more:
     "kleinverdiener", not "kurz|arbeit"), a synonym-table term, or one letter off a word of the base (a typo)?"""
     counts = getattr(lexicon, "counts", lexicon)
+    price = _PRICE_PREFIX_RE.match(word)
+    if price and len(word) - price.end() >= 4:
+        word = word[price.end():]       # "Gratiswohnung": a Wohnung at no price
     forms = _forms(word)
     if any(f in synonym_terms for f in forms) or any(_part_known(f, counts) for f in forms):
         return True

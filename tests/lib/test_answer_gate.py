@@ -100,6 +100,15 @@ def test_a_thing_paid_tax_free_or_introduced_by_the_case_is_the_subject():
                            _BASE) is None
 
 
+def test_the_subject_of_wird_and_a_hyphenated_noun_after_prozent_are_checked():
+    from lib.answer.gate import unknown_subject
+    assert unknown_subject("Wie wird des Jubiläumsgeld steuerlich behandelt?", _BASE) == "Jubiläumsgeld"
+    assert unknown_subject("Wie viel Prozent Nachtschwerarbeits-Beitrag zahlt der Dienstgeber?",
+                           _BASE) == "Nachtschwerarbeits-Beitrag"
+    # a price is no part of the thing: a Wohnung the base knows stays known as a "Gratiswohnung"
+    assert unknown_subject("Wie wird die Gratiswohnung für unseren Hausmeister bewertet?", _BASE) is None
+
+
 def test_a_clause_that_tells_the_case_before_the_question_word_is_no_label():
     from lib.answer.gate import unknown_subject
     # "Servus, mein Kind ist krank – …" is no label; the asking clause after the dash is read

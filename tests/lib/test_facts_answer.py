@@ -301,6 +301,14 @@ def test_how_many_hours_are_tax_free_asks_for_the_privileged_count(facts):
     assert result is not None and "18 Überstunden [lb-ust-02]" in result.text and "€ 200" not in result.text
 
 
+def test_a_band_named_in_passing_and_a_dialect_question(facts):
+    result = answer("Mit welchem festen Steuersatz werden begünstigte sonstige Bezüge im Bereich zwischen € 25.000 und "
+                    "€ 50.000 pro Jahr besteuert?", facts)
+    assert result is not None and "27 % [lb-sz-01]" in result.text and "35,75 %" not in result.text
+    result = answer("Bis wann muass i die Jahreserklärung für die Kommunalsteuer bei der Gemeinde einreichen?", facts)
+    assert result is not None and "31. März des Folgejahres [lb-lnk-02]" in result.text
+
+
 def test_marginal_employment_told_by_what_it_means(facts):
     for question in ("Unsere Putzhilfe verdient nur ein paar hundert Euro im Monat. Bis zu welchem Monatsverdienst "
                      "bleibt sie 2025 nur unfallversichert?",
