@@ -129,9 +129,7 @@ _ASKED_SUBJECT_RE = re.compile(
 # inside the asking sentence: a capitalised noun (one or two) right after "ist", "sind", "gilt", "bleibt" and an
 # article
 _VERB_SUBJECT_RE = re.compile(r"\b(?:ist|sind|gilt|gelten|bleibt|bleiben|wird|werden)\s+(?:(?:der|die|das|des|den|dem|eine?n?)\s+)?"
-                              r"(?P<phrase>[A-ZÄÖÜ][\w-]+(?:\s+[A-ZÄÖÜ][\w-]+)?)"
-                              # "Bis zu welchem Betrag kann ich eine Mitarbeiterprämie steuerfrei auszahlen?": the thing
-                              # paid tax-free
+                              r"(?P<phrase>[A-ZÄÖÜ][\w-]+(?:\s+[A-ZÄÖÜ][\w-]+)?)"   # …, or the thing paid tax-free:
                               r"|\b(?:eine[nm]?|ein|einer)\s+(?P<paid>[A-ZÄÖÜ][\w-]{5,})\s+(?:\w+\s+){0,3}?"
                               r"(?:steuerfrei|abgabenfrei|beitragsfrei|sachbezugsfrei)\b")
 _HOW_MUCH_RE = re.compile(r"^[Ww]ie\s*viele?\s+(?:(?:Prozent|Euro|Cent)\s+)?(?P<phrase>[A-ZÄÖÜ][^\W\d_]+-[A-ZÄÖÜ][^\W\d_]+)\b")
@@ -195,9 +193,7 @@ def unknown_subject(question: str, lexicon, synonym_terms=frozenset()) -> str | 
         if unknown:
             return unknown
     match = _INTRODUCED_RE.search(question or "")
-    if match and _PRONOUN_ASK_RE.search(asking):
-        # "Wir wollen Essensgutscheine einführen. Bis zu welchem Betrag … sind die steuerfrei?": the thing the case
-        # introduces is what the pronoun asks about
+    if match and _PRONOUN_ASK_RE.search(asking):     # "Wir wollen X einführen. … sind die steuerfrei?"
         return _unknown_head([match.group("phrase")], lexicon, synonym_terms)
     return None
 
