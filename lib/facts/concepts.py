@@ -227,7 +227,14 @@ def words_match(word: str, other: str) -> bool:
         if x != y:
             break
         common += 1
-    return common >= 8 and common >= 0.8 * len(short)
+    # forms of one word differ in their endings only ("beschaeftigung" / "beschaeftigt"), or the shorter is the
+    # other's start with an inflection ending ("verjaehrt" / "verjaehrungsfrist"); "arbeitsunfall" and
+    # "arbeitsunfaehigkeit" share eleven letters and are two things
+    return common >= 8 and common >= 0.8 * len(short) and (len(long_) - common <= 5
+                                                           or short[common:] in _INFLECTION_ENDINGS)
+
+
+_INFLECTION_ENDINGS = frozenset({"", "e", "en", "er", "es", "em", "n", "s", "t", "st", "et", "te", "ten"})
 
 
 def match_keys(word: str) -> list[tuple[str, str]]:

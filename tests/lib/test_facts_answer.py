@@ -309,6 +309,17 @@ def test_a_band_named_in_passing_and_a_dialect_question(facts):
     assert result is not None and "31. März des Folgejahres [lb-lnk-02]" in result.text
 
 
+def test_a_sick_leave_is_no_accident_at_work(facts):
+    """"Krankenstand" expands to "Arbeitsunfähigkeit", which shares eleven letters with "Arbeitsunfall": the full pay
+    of a sick worker in his first year is the 6 weeks of lb-efz-01, not the 8 weeks per accident of lb-efz-02."""
+    result = answer("Neuer Arbeiter, erst seit vier Monaten bei uns, jetzt länger im Krankenstand: Wie lange zahlen wir "
+                    "volles Entgelt?", facts)
+    assert result is not None and "6 Wochen [lb-efz-01]" in result.text and "Arbeitsunfall" not in result.text
+    from lib.facts.concepts import words_match
+    assert not words_match("arbeitsunfall", "arbeitsunfaehigkeit")
+    assert words_match("verjaehrt", "verjaehrungsfrist") and words_match("beschaeftigung", "beschaeftigt")
+
+
 def test_marginal_employment_told_by_what_it_means(facts):
     for question in ("Unsere Putzhilfe verdient nur ein paar hundert Euro im Monat. Bis zu welchem Monatsverdienst "
                      "bleibt sie 2025 nur unfallversichert?",
