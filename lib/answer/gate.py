@@ -115,7 +115,7 @@ _PERSON_WORDS = frozenset("""herr frau hr fr kollege kollegin mitarbeiter mitarb
 arbeitnehmerin dienstnehmer dienstnehmerin angestellter angestellte arbeiter arbeiterin lehrling kunde kundin klient
 klientin mandant mandantin chef chefin""".split())
 _CHAT_WORDS = frozenset("""frage fragen kurze kurz bitte hallo hilfe info thema achtung hinweis beispiel notiz nachtrag
-dringend eilig danke servus update nochmal noch eine einer zweite letzte neue""".split())
+dringend eilig danke servus update nochmal noch eine einer zweite letzte neue rueckfrage nachfrage anfrage""".split())
 # nouns that name a share or a kind of something, not a subject ("Welcher Teil vom Jahresverdienst …")
 _GENERIC_HEADS = frozenset("teil teile anteil anteile art arten form fall faelle hoehe menge anzahl rest maximum "
                            "minimum hoechstwert mindestwert".split())

@@ -350,6 +350,8 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
             continue
         if folded in _SAME_AS and light_stem(_SAME_AS[folded]) in GENERIC:
             continue
+        if raw.lower() in CARDINALS:
+            continue        # "Wir haben drei Geringfügige": a count of the case (counts a row needs are digits by now)
         alternatives = {stem}
         if folded.endswith("em") and len(folded) >= 6:      # "mit vollem Entgelt": the stem drops no -em
             alternatives.add(light_stem(folded[:-2]))

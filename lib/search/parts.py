@@ -48,6 +48,8 @@ _IMPERATIVES = frozenset("ignoriere ignorier vergiss gib nenne nenn erfinde spie
 _SUBORDINATE = re.compile(r",\s+(?:der|die|das|dem|den|deren|dessen|wenn|weil|dass|ob|um|damit|sodass|falls|obwohl)\b",
                           re.I)
 _EACH = re.compile(r"\bjeweils\b", re.I)
+# an asking sentence that opens with its condition ("Wenn nur ich daheim bleibe und mein Mann gar nicht, …")
+_CONDITION_START = re.compile(r"^(?:wenn|falls|sofern|solange|obwohl|weil)\b", re.I)
 _NOT_CARRIED = frozenset("eintritt geboren seit jahrgang von vom geburt".split())
 
 
@@ -163,7 +165,7 @@ def _joinable(body, m, left, right):
 def _parts(left, right):
     rw = _words(right)
     first = rw[0].lower()
-    if _SUBORDINATE.search(left) and not _ASK_START.match(first):
+    if (_SUBORDINATE.search(left) or _CONDITION_START.match(left)) and not _ASK_START.match(first):
         return None                     # "…, der schon 30 Jahre da ist und Mo–Fr arbeitet?": inside a clause
     if _ASK_START.match(first) and not (first in ("ab", "bis", "seit") and len(rw) > 1 and rw[1][0].isdigit()):
         return [left, right]            # "… und wie viele Wochen …?", "… und steht ihm … zu?"

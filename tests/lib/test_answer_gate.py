@@ -107,6 +107,9 @@ def test_the_subject_of_wird_and_a_hyphenated_noun_after_prozent_are_checked():
                            _BASE) == "Nachtschwerarbeits-Beitrag"
     # a price is no part of the thing: a Wohnung the base knows stays known as a "Gratiswohnung"
     assert unknown_subject("Wie wird die Gratiswohnung für unseren Hausmeister bewertet?", _BASE) is None
+    # a lead-in of the chat ("Kurze Rückfrage aus der Kanzlei:") is no label
+    assert unknown_subject("Kurze Rückfrage aus der Steuerberatungskanzlei: Mit welchem Satz rechnen wir die "
+                           "Dienstgeberabgabe ab?", _BASE) is None
 
 
 def test_a_clause_that_tells_the_case_before_the_question_word_is_no_label():

@@ -320,6 +320,12 @@ def test_a_sick_leave_is_no_accident_at_work(facts):
     assert words_match("verjaehrt", "verjaehrungsfrist") and words_match("beschaeftigung", "beschaeftigt")
 
 
+def test_a_count_the_case_tells_is_no_word_of_the_value(facts):
+    result = answer("Wir haben drei Geringfügige im Betrieb. Ab welcher Summe ihrer Monatsentgelte müssen wir 2025 die "
+                    "Dienstgeberabgabe zahlen?", facts)
+    assert result is not None and "€ 826,65 [lb-gfb-01]" in result.text and "551,10" not in result.text
+
+
 def test_marginal_employment_told_by_what_it_means(facts):
     for question in ("Unsere Putzhilfe verdient nur ein paar hundert Euro im Monat. Bis zu welchem Monatsverdienst "
                      "bleibt sie 2025 nur unfallversichert?",
