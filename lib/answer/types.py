@@ -20,7 +20,7 @@ def missing_year_note(asked, latest: str) -> str:
     for a year before every value of the base, "noch" would say the wrong thing."""
     first = re.search(r"(?:19|20)\d{2}", str(latest))     # "2025", "ab 2025", "2025–2026"
     if str(asked).isdigit() and first and int(asked) < int(first.group(0)):
-        return f"Für {asked} enthält die Wissensbasis keinen Wert, nur für spätere Jahre; zuletzt {latest}:"
+        return f"Für {asked} enthält die Wissensbasis keinen Wert; spätere Werte, etwa {latest}:"
     return f"Für {asked} enthält die Wissensbasis noch keinen Wert; zuletzt {latest}:"
 
 def missing_scope_note(kind: str, name: str) -> str:

@@ -391,6 +391,11 @@ def find(question: Question, facts: list[Fact], allowed: Iterable[str] | None = 
             latest = _newest_first(group, rank)
             newest = latest[0].period.newest
             shown = [f for f in latest if f.period.newest == newest]
+            later = [f for f in group if f.period.explicit and f.period.start is not None and f.period.start > year]
+            if later:
+                # a year before some values: the nearest later one ("2023?" → the 2024 row, not the 2025 one)
+                first = min(f.period.start for f in later)
+                shown = _newest_first([f for f in later if f.period.start == first], rank)
             return Match(question, shown, _touching(pairs, shown), missing_year=year)
         return Match(question, _dedupe(_newest_first(chosen, rank)), _touching(pairs, chosen))
     ordered = _dedupe(_newest_first(group, rank))

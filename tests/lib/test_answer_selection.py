@@ -335,8 +335,8 @@ def test_passages_of_later_years_only_do_not_answer_an_earlier_year():
     row = sel.Unit("S1", "lb-lst-02", "2025-01", "Verkehrsabsetzbetrag: € 487", "Absetzbeträge 2025 | Absetzbetrag | 2025")
     assert rep.asked_year_missing("Wie hoch war der Verkehrsabsetzbetrag 2024?", [row]) == ("2024", "2025")
     assert rep.asked_year_missing("Wie hoch ist der Verkehrsabsetzbetrag 2025?", [row]) is None
-    assert "nur für spätere Jahre" in missing_year_note("2024", "2025")
-    assert "nur für spätere Jahre" in missing_year_note("2019", "ab 2025")      # a period, its first year counts
+    assert "spätere Werte, etwa 2025" in missing_year_note("2024", "2025")
+    assert "spätere Werte, etwa ab 2025" in missing_year_note("2019", "ab 2025")      # a period, its first year counts
     assert "noch keinen Wert" in missing_year_note("2027", "ab 2025")
     # a period that reaches back to the asked year, or a year that dates an event, not the value
     until = sel.Unit("S2", "lb-rk-01", "2025-01", "ab 2025 € 30 pro Tag (bis 2024: € 26,40)")

@@ -92,7 +92,8 @@ def test_missing_year_names_the_latest(facts):
     assert result.text.startswith("Für 2027 enthält die Wissensbasis noch keinen Wert; zuletzt 2025:")
     assert "€ 551,10" in result.text
     earlier = answer("GFB 2023 monatlich?", facts)
-    assert earlier.text.startswith("Für 2023 enthält die Wissensbasis keinen Wert, nur für spätere Jahre; zuletzt 2025:")
+    assert earlier.text.startswith("Für 2023 enthält die Wissensbasis keinen Wert; spätere Werte, etwa 2024:")
+    assert "€ 518,44" in earlier.text and "€ 551,10" not in earlier.text, "the nearest later year, not the newest"
 
 
 def test_only_allowed_entries_are_cited(facts):
