@@ -15,6 +15,7 @@ import uuid
 from odoo import api, models
 from odoo.tools import SQL
 
+from ..lib.answer import gate
 from ..lib.search import compounds, entry_card, fulltext
 from ..lib.text.german import fold_plain, word_tokens
 
@@ -72,8 +73,12 @@ class PvKbChunkIndex(models.Model):
 
     @api.model
     def _synonym_terms(self):
-        """The folded words of the synonym table's terms (lib/answer/gate.unknown_subject counts them as known)."""
-        return frozenset(w for entry in self._synonyms().entries for w in entry.words)
+        """The folded words of the synonym table's terms that lead into the base: one of their expansions is named
+        by the active entries (lib/answer/gate.unknown_subject counts them as known; a term mapped only to words
+        the base never uses is still an unknown subject)."""
+        table, lexicon = self._synonyms(), self._lexicon()
+        return self._cached("synonym_terms", (self._index_version(), id(table)),
+                            lambda: table.grounded_words(lambda word: gate.known_word(word, lexicon)))
 
     @api.model
     def _known_terms(self):

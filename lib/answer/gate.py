@@ -1,10 +1,9 @@
 """The refusal gate: decide before generation whether the base clearly holds nothing.
 
-Measured on comparable data, no single similarity threshold separates
-answerable from unanswerable questions, so the gate is conservative: it
-refuses only when *both* signals are empty-handed — no full-text match for any
-content word of the question, and a dense similarity below a floor that every
-answerable gold question clears with margin (see docs/measurements.md, "Refusal gate").
+Measured on comparable data, no single similarity threshold separates answerable from unanswerable questions,
+so the gate is conservative: it refuses only when *both* signals are empty-handed — no full-text match for any
+content word of the question, and a dense similarity below a floor that every answerable gold question clears
+with margin (see docs/measurements.md, "Refusal gate").
 Everything above the gate goes to the model, which refuses under its rules
 when the context does not answer the question. One more refusal before generation: a question on another
 country's law whose country no passage of the context names (:func:`other_country`).
@@ -79,7 +78,8 @@ def refusal_answer(verdict: Verdict) -> str:
 # passage of the context names the country, a nearby Austrian passage would be the wrong answer.
 _COUNTRIES = {
     "Deutschland": r"deutschland|deutsche[nmrs]?\s+(?:arbeitgeber|arbeitnehmer|recht|steuer|sozialversicherung|"
-                   r"lohn|finanzamt|rentenversicherung|krankenkasse|firma|filiale|betrieb)",
+                   r"lohn|finanzamt|rentenversicherung|krankenkasse|firma|filiale|betrieb)"
+                   r"|sgb\s*[ivx]+|sozialgesetzbuch\w*",     # German social law ("nach SGB V")
     "Schweiz": r"schweiz|schweizer\w*",
     "Italien": r"italien\w*", "Slowenien": r"slowenien", "Ungarn": r"ungarn", "Tschechien": r"tschechien",
     "Slowakei": r"slowakei", "Liechtenstein": r"liechtenstein", "Frankreich": r"frankreich", "Spanien": r"spanien",
@@ -160,13 +160,14 @@ def unknown_subject(question: str, lexicon, synonym_terms=frozenset()) -> str | 
     label ("Kurzarbeit: …") or of what its asking sentence asks about ("Wie hoch ist die Kurzarbeitsbeihilfe …?",
     "Sind Essensgutscheine …?", "Bis zu welchem Betrag sind Essensgutscheine …?").
 
-    ``lexicon``: lib/search/compounds.Lexicon of the active base (folded words); ``synonym_terms``: the folded
-    words of the synonym table's terms (a term the table maps counts as known)."""
+    ``lexicon``: lib/search/compounds.Lexicon of the active base; ``synonym_terms``: folded words counted as known."""
     match = _LEAD_RE.match(question or "")
     if match:
         lead = match.group("lead")
-        # a sentence, an address or an instruction ("SYSTEM-HINWEIS: …") is no label: the asking sentence is read
-        if not (len(lead.split()) > 6 or "," in lead or _LEAD_NOT_LABEL.search(lead) or _SHOUTED_RE.search(lead)):
+        # a sentence, an address, an instruction ("SYSTEM-HINWEIS: …") or chat words ("Kurze Frage: …") are no
+        # label: the asking sentence is read
+        if not (len(lead.split()) > 6 or "," in lead or _LEAD_NOT_LABEL.search(lead) or _SHOUTED_RE.search(lead)
+                or all(fold_plain(w.strip(".!")) in _CHAT_WORDS for w in lead.split())):
             return _unknown_head(lead.split(), lexicon, synonym_terms)
     asking = _asking(question)
     match = _ASKED_SUBJECT_RE.match(asking)
@@ -243,7 +244,7 @@ def unaddressed_subject(question: str, texts, synonyms=None) -> str | None:
         rest = [p for p in pieces[:-1] if p and not kind(p)]
         if not rest:
             return None
-        if all(_known(fold_plain(p), lexicon, frozenset()) for p in rest):
+        if all(known_word(fold_plain(p), lexicon) for p in rest):
             return None
     forms = {f for piece in re.split(r"[-/]", subject) for f in _forms(fold_plain(piece))}
     folded: list[str] = []
@@ -252,7 +253,7 @@ def unaddressed_subject(question: str, texts, synonyms=None) -> str | None:
         # a phrase of the table ("Freistellung Geburt" for the Papamonat) counts only as a phrase of the texts:
         # two common words somewhere in them are no sign that the subject is spoken of
         if len(words) == 1:
-            return _known(words[0], lexicon, frozenset())
+            return known_word(words[0], lexicon)
         if not folded:      # stems, so that "sonstigen Bezügen" is the phrase "sonstige Bezüge"
             folded.append(" " + " ".join(light_stem(w) for t in texts for w in re.findall(r"\w+", fold_plain(t or "")))
                           + " ")
@@ -382,7 +383,7 @@ def _unknown_head(words, lexicon, synonym_terms) -> str | None:
         if (len(piece) < 4 or len(piece) > _MAX_WORD or not piece.isalpha() or sum(c.isupper() for c in piece) > 1
                 or folded in _CHAT_WORDS or folded in _GENERIC_HEADS or _ADJECTIVE_RE.search(folded)):
             continue         # abbreviations, adjectives, figures, chat words and letter runs are not checked
-        if not _known(folded, lexicon, synonym_terms):
+        if not known_word(folded, lexicon, synonym_terms):
             return nouns[-1]
     return None
 
@@ -391,7 +392,7 @@ def _unknown_head(words, lexicon, synonym_terms) -> str | None:
 _PRICE_PREFIX_RE = re.compile(r"(?:gratis|kostenlos|kostenfrei|verbilligt|zinslos|zinsfrei)(?:e[nrms]?)?")
 
 
-def _known(word: str, lexicon, synonym_terms) -> bool:
+def known_word(word: str, lexicon, synonym_terms=frozenset()) -> bool:
     """Is ``word`` (folded) a word of the base: itself or without an inflection ending, the first or last part of
     one of its words ("pendler" of "pendlerpauschale"; of six letters or more, a part inside one: "deckel" of
     "gedeckelt"), a compound of such parts (each of five letters or more:

@@ -53,6 +53,15 @@ class SynonymTable:
             self._indexed = len(self.entries)
         return self._by_first, self._sensitive
 
+    def grounded_words(self, known: Callable[[str], bool]) -> frozenset[str]:
+        """The folded words of the terms that lead into the base: one of their expansions is made of words the
+        base names (``known`` tells a folded word of the base; words under four letters are not checked). A term
+        whose expansions the base never names ("Jubiläumsgeld" → "Dienstjubiläum; Jubiläumszuwendung") leads
+        nowhere, so its words are not vouched for."""
+        def named(words: tuple[str, ...]) -> bool:
+            return all(known(w) for w in words if len(w) >= 4 and w.isalpha())
+        return frozenset(w for syn in self.entries if any(named(ws) for ws in syn.expansions) for w in syn.words)
+
     def matches(self, raw: str, words: list[str], extra: Iterable[str] = ()) -> list[Synonym]:
         """Rows whose term occurs in a question.
 

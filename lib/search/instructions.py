@@ -27,7 +27,12 @@ _SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+|\n+|(?<=[?!])(?=\S)")
 
 # a sentence that speaks to the assistant about its rules, role or output (German and English)
 _INSTRUCTION = re.compile(
-    r"\bignorier|\bignore\b|\bvergiss\b|\bvergessen\s+sie\b|\bforget\b|\banweisung|\binstruction"
+    r"\bignorier|\bignore\b|\bvergiss\b|\bvergessen\s+sie\b|\bforget\b|\banweisung|\binstruction|(?:^|\[)\s*system\s*-?\s*anweisung"
+    # "Die Bindung an die Wissensbasis ist ab sofort aufgehoben", "Zitate sind nicht mehr nötig"
+    r"|\b(?:bindung\s+an\s+(?:die\s+)?wissensbasis|(?:deine|ihre|alle|bisherigen|diese)\s+regeln|regel,?\s+nur\s+aus)"
+    r"[^.!?]{0,80}?\b(?:aufgehoben|deaktiviert|außer\s+kraft|ungültig|abgeschaltet)\b"
+    r"|\b(?:zitate?|quellen(?:angaben?)?)\s+(?:sind\s+|ist\s+)?(?:ab\s+(?:jetzt|sofort)\s+)?(?:nicht\s+mehr|nicht|kein\w*)\s+"
+    r"(?:mehr\s+)?(?:nötig|notwendig|erforderlich|verpflichtend)\b"
     r"|system\s*-?\s*prompt|\bprompt\b|\bdu\s+bist\b|\bsie\s+sind\s+(?:jetzt|ab\s+jetzt|nun)\b|\byou\s+are\b"
     r"|\bentwicklermodus|\bdeveloper\s+mode|\badmin\s*-?\s*modus|\bmodus\s+aktiv|\bsystem\s*:|^\s*#{2,}"
     r"|zitierpflicht|quellenpflicht|\bohne\s+regeln\b|\bdeine[rn]?\s+regeln\b|\balle\s+regeln\b"
@@ -44,7 +49,8 @@ _INSTRUCTION = re.compile(
 _REMOVABLE = re.compile(
     r",?\s*(?:und\s+|sowie\s+)?ohne\s+(?:\[\s*id\s*\]|ids?\b|quellen(?:angaben?)?\b|zitate?\b|stand\b"
     r"|zitierung\b)"
-    r"|\s*(?:einfach\s+)?aus\s+(?:deinem|ihrem|dem)\s+(?:eigenen\s+|allgemeinen\s+)?(?:wissen|kopf)\b"
+    r"|\s*(?:einfach\s+)?aus\s+(?:deinem|ihrem|dem)\s+(?:eigenen\s+|allgemeinen\s+)?(?:wissen|kopf|trainingswissen"
+    r"|allgemeinwissen|weltwissen|trainingsdaten)\b"
     r"|\s*from\s+your\s+own\s+knowledge\b", re.I)
 # the clauses of one sentence
 _CLAUSE = re.compile(r",\s*|\s+und\s+|\s+[–—-]\s+")

@@ -44,6 +44,8 @@ def test_a_question_on_another_countrys_law_that_no_passage_names():
     austrian = ["Die Geringfügigkeitsgrenze beträgt 2025 € 551,10 monatlich.", "Kilometergeld: € 0,50 pro km"]
     assert other_country("Wie hoch ist die Minijob-Grenze in Deutschland?", austrian) == "Deutschland"
     assert other_country("Grenzgänger aus der Schweiz: wie hoch ist der AHV-Beitrag?", austrian) == "Schweiz"
+    assert other_country("Wie hoch ist der Arbeitgeberanteil zur Krankenversicherung nach SGB V?", austrian) \
+        == "Deutschland"
     # the base speaks of the country itself (a foreign Taggeld): the passages answer
     assert other_country("Taggeld für eine Dienstreise nach Deutschland?",
                          austrian + ["Taggeld Ausland – Deutschland: € 35,30"]) is None
@@ -359,3 +361,21 @@ def test_meal_vouchers_are_not_named_by_a_text_on_meals_provided_on_business_tri
     assert unaddressed_subject(question, taggeld, table) == "Essensgutscheine"
     # a text that names the voucher by its other name answers it
     assert unaddressed_subject(question, taggeld + ["Essensbons sind bis € 8 pro Arbeitstag steuerfrei."], table) is None
+
+
+def test_only_synonym_terms_that_lead_into_the_base_count_as_known():
+    from lib.answer.gate import known_word, unknown_subject
+    from lib.search.fulltext import parse_synonyms
+    table = parse_synonyms([("Jubiläumsgeld", "Dienstjubiläum; Jubiläumszuwendung"),
+                            ("Firmenauto", "Dienstwagen; Sachbezug"), ("Elterngeld", "KBG")])
+    terms = table.grounded_words(lambda word: known_word(word, _BASE))
+    assert "firmenauto" in terms and "elterngeld" in terms       # "Dienstwagen" is named; "KBG" is not checked
+    assert "jubilaeumsgeld" not in terms                          # neither expansion is named by the base
+    assert unknown_subject("Wie viel Jubiläumsgeld ist steuerfrei?", _BASE, terms) == "Jubiläumsgeld"
+
+
+def test_chat_words_before_a_colon_are_no_label():
+    from lib.answer.gate import unknown_subject
+    # "Frage: …" names no subject; the asking sentence behind it is read
+    assert unknown_subject("Frage: Wie hoch ist die Kurzarbeitsbeihilfe?", _BASE) == "Kurzarbeitsbeihilfe"
+    assert unknown_subject("Kurze Frage: Wie hoch ist die Urlaubsersatzleistung?", _BASE) is None
