@@ -162,8 +162,12 @@ _ORDINAL_RE = re.compile(r"\b(" + "|".join(_ORDINAL_WORDS) + r")\s+(?=" + _YEARS
 _CARDINAL_WORDS = {"einem": 1, "einen": 1, "zwei": 2, "drei": 3, "vier": 4, "fuenf": 5, "sechs": 6, "sieben": 7,
                    "acht": 8, "neun": 9, "zehn": 10, "elf": 11, "zwoelf": 12, "fuenfzehn": 15, "zwanzig": 20,
                    "fuenfundzwanzig": 25, "dreissig": 30}
-_CARDINAL_RE = re.compile(r"\b(" + "|".join(_CARDINAL_WORDS) + r")\s+(?=(?:vollen\s+|ganzen\s+)?(?:" + _YEARS + r"|"
-                          + _KM + r"))")
+# … and halves ("seit sechseinhalb Jahren" → 6,5)
+_HALF_WORDS = {"anderthalb": "1,5"} | {f"{word}einhalb": f"{n},5" for word, n in (
+    ("ein", 1), ("zwei", 2), ("drei", 3), ("vier", 4), ("fuenf", 5), ("sechs", 6), ("sieben", 7), ("acht", 8),
+    ("neun", 9), ("zehn", 10), ("elf", 11), ("zwoelf", 12))}
+_CARDINAL_RE = re.compile(r"\b(" + "|".join([*_HALF_WORDS, *_CARDINAL_WORDS]) + r")\s+(?=(?:vollen\s+|ganzen\s+)?(?:"
+                          + _YEARS + r"|" + _KM + r"))")
 # a length of service in months ("seit 4 Monaten", "seit einem Monat")
 # ("seit einem Monat krank" is no length of service: a word of employment must follow)
 _MONTHS_RE = re.compile(r"\bseit\s+(\d{1,3}|" + "|".join(_CARDINAL_WORDS) + r")\s+monat(?:en|e)?\b"
@@ -233,7 +237,7 @@ def question_points(question: str) -> dict[str, tuple[Decimal, ...]]:
     different numbers is left out (two cases in one question)."""
     text = _ORDINAL_RE.sub(lambda m: f"{_ORDINAL_WORDS[m.group(1)]}. ", fold_plain(question or "").lower())
     text = re.sub(r"\bdj\b", "dienstjahr", text)      # "ab dem 26. DJ"
-    text = _CARDINAL_RE.sub(lambda m: f"{_CARDINAL_WORDS[m.group(1)]} ", text)
+    text = _CARDINAL_RE.sub(lambda m: f"{_HALF_WORDS.get(m.group(1)) or _CARDINAL_WORDS[m.group(1)]} ", text)
     found: dict[str, set] = {}
     text = _age_points(text, found)
     for m in _EUR_POINT_RE.finditer(text):

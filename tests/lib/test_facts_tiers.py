@@ -61,6 +61,8 @@ def test_the_number_a_question_names_with_its_readings():
     assert question_points("im ersten Dienstjahr krank") == {"jahr": (D(1),)}
     assert question_points("DN ab dem 26. DJ: wie viel Urlaub?") == {"jahr": (D(26),)}, "DJ: Dienstjahr"
     assert question_points("DN seit 17 Jahren im Betrieb") == {"jahr": (D(17), D(18))}, "completed years: two readings"
+    assert question_points("seit sechseinhalb Jahren bei uns") == question_points("seit 6,5 Jahren bei uns") \
+        == {"jahr": (D("6.5"), D("7.5"))}, "a half written as a word"
     assert question_points("bei 25 km einfacher Strecke") == {"km": (D(25),)}
     assert question_points("über 60 km")["km"][0] > D(60)
     # calendar years are no service years; two different numbers of one dimension are two cases
