@@ -33,6 +33,11 @@ _ASKED_PAY = re.compile(r"\b((?:bis\s+zu|ab|bis)\s+welche[mrn]?\s+)(Monats|Jahre
 _HOW_FAR = re.compile(r"\bin\s+welche[mn]\s+(?:Rahmen|Ausma(?:ß|ss)|Umfang)\b", re.I)
 # "im Bereich zwischen € 25.000 und € 50.000", "der Teil zwischen …": the band the row names, no word of its own
 _BAND_LEAD = re.compile(r"\b(?:im\s+Bereich|(?:der|den|dem)\s+Teil)\s+(?=zwischen\b)", re.I)
+# a chat lead-in before the question ("Kurze Rückfrage aus der Steuerberatungskanzlei: …", "Frage von der
+# Buchhaltung: …"): who asks, not what is asked
+_CHAT_LEAD = re.compile(r"^\s*(?:(?:eine|kurze|kleine|schnelle|dringende|noch\s+eine)\s+)*(?:Rück|Nach|An)?[Ff]rage"
+                        r"(?:\s+(?:aus|von|vo[nm]|der|dem|des|unserer|unserem|meiner|meinem|zur|zum|an)\b[^:?]{0,60})?:\s*"
+                        r"(?=\S)", re.I)
 # Austrian dialect of a quick chat question: "Bis wann muass i …?"
 _DIALECT = ((re.compile(r"\bmuass\b", re.I), "muss"), (re.compile(r"\b(?-i:i)\b(?=\s+\w)"), "ich"),
             (re.compile(r"\bned\b|\bnet\b(?=\s+\w)", re.I), "nicht"), (re.compile(r"\bkriag\b", re.I), "kriege"))
@@ -42,7 +47,7 @@ def in_the_rows_words(text: str) -> str:
     """``text`` with the everyday phrasings above replaced by the rows' words."""
     for pattern, word in _DIALECT:
         text = pattern.sub(word, text)
-    text = _BAND_LEAD.sub("", text)
+    text = _BAND_LEAD.sub("", _CHAT_LEAD.sub("", text))
     text = _HOW_FAR.sub("wie viel", _MIN_WORK.sub(" Mindestarbeitszeit ", _NO_AGREEMENT.sub(" ", text)))
     # "die pauschale Dienstgeberabgabe", "zusätzlich": how a value is raised, not what it is
     text = _MANNER.sub(" ", text)

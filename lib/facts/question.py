@@ -50,6 +50,9 @@ _ASKS_VALUE = re.compile(_SHARED_ASKS + r"|\bbis\s+zu\s+welche[mrns]?\b|\bbinnen
                          r"|\b(?:seit|ab)\s+welchem\s+(?:Kalender)?jahr\b"
                          r"|\bwelche[mrns]?\s+\w+\s+(?:gilt|galt|gelten|galten)\b"
                          r"|\bwelche[mrns]?\s+\w*(?:pauschale|betrag|satz|zuschlag|geld)\s+(?:steht|stehen)\b"
+                         # "welches Taggeld ist steuerfrei", "welcher Satz pro Kilometer"
+                         r"|\bwelche[mrns]?\s+\w*(?:pauschale|betrag|satz|zuschlag|geld)\s+(?:ist|sind|bleibt|bleiben)\s+"
+                         r"(?:\w+\s+)?\w*(?:steuer|abgaben|beitrags)frei\b|\bwelche[mrns]?\s+\w*satz\s+(?:pro|je)\s+\w"
                          r"|\bwelche[mrns]?\s+\w*(?:pauschale|zuschlag|geld)\s+(?:\w+\s+){0,3}(?:trag|setz|rechne|"
                          r"berücksichtig|gewähr|verrechne|zahl|bekomm|krieg)\w*\b", re.I)
 _ASK_WORDS = frozenset(light_stem(fold_plain(w)) for w in """
@@ -381,6 +384,8 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     if not words:
         return None
     implied = _CAP_KEY_WORDS if _ASKS_CAP.search(text) else frozenset()
+    if not _ABROAD_OR_HOURLY.search(text):
+        implied |= _INLAND_KEY_WORDS     # the base is on Austrian payroll: "Welches Taggeld?" asks the Inland's
     if _ASKS_TOTAL.search(text):
         implied |= _TOTAL_KEY_WORDS
     if threshold:
@@ -436,3 +441,10 @@ def asked_units(text: str) -> frozenset:
 
 
 _PER_KM = re.compile(r"kilometer|\bkm\b", re.I)
+# "Inland" in a row's label is the default scope of an Austrian base: a question that names no other country (and
+# no hour: "pro Stunde" selects the Taggeld per hour, whose row has words of its own) need not name it
+_INLAND_KEY_WORDS = frozenset({"inland", "inlaendisch"})
+_ABROAD_OR_HOURLY = re.compile(
+    r"\bausl(?:and|änd|aend)\w*|\bauslands\w*|\b(?:deutschland|italien|schweiz|slowenien|ungarn|tschechien|slowakei"
+    r"|kroatien|frankreich|spanien|polen|liechtenstein|niederlande|belgien|luxemburg|england|usa)\b"
+    r"|\bstunde\w*|\bstündlich\w*", re.I)

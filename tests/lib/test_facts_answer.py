@@ -935,3 +935,21 @@ def test_a_topic_word_whose_expansion_names_a_row_does_not_choose_it(facts):
     text = answer("Lohnnebenkosten 2025: mit wie viel Prozent DB?", facts).text
     assert "DB 2025: 3,7 % [lb-lnk-01]" in text and "DZ" not in text, text
     assert "DZ 2025" in answer("Wie hoch ist der Zuschlag zum DB 2025?", facts).text
+
+
+def test_the_inland_is_the_default_scope_of_a_taggeld_question(facts):
+    # the base is on Austrian payroll: a Taggeld question naming no country asks for the Inland's
+    text = answer("Welches Taggeld ist steuerfrei?", facts).text
+    assert "Taggeld Inland (täglich) ab 2025: € 30 [lb-rk-01]" in text
+    # a question abroad, or per hour, is not the Inland's daily Taggeld
+    for question in ("Wie hoch ist das steuerfreie Auslandstaggeld pro Tag?",
+                     "Drei Tage auf Montage in Italien: wie hoch ist das Taggeld pro Tag?",
+                     "Ein halber Tag unterwegs: wie viel Spesen gibt es pro Stunde steuerfrei?"):
+        result = answer(question, facts)
+        assert result is None or "€ 30 " not in result.text, question
+
+
+def test_a_chat_lead_in_is_no_word_of_the_value_asked(facts):
+    text = answer("Kurze Rückfrage aus der Steuerberatungskanzlei: Mit welchem DB-Satz rechnen wir die Löhne für "
+                  "2025 ab?", facts).text
+    assert "DB 2025: 3,7 % [lb-lnk-01]" in text
