@@ -38,6 +38,11 @@ _BAND_LEAD = re.compile(r"\b(?:im\s+Bereich|(?:der|den|dem)\s+Teil)\s+(?=zwische
 _CHAT_LEAD = re.compile(r"^\s*(?:(?:eine|kurze|kleine|schnelle|dringende|noch\s+eine)\s+)*(?:Rück|Nach|An)?[Ff]rage"
                         r"(?:\s+(?:aus|von|vo[nm]|der|dem|des|unserer|unserem|meiner|meinem|zur|zum|an)\b[^:?]{0,60})?:\s*"
                         r"(?=\S)", re.I)
+# "nach wie langer Zeit": how long; "pro Nacht" beside a Nächtigung is the Nächtigungsgeld's own unit (no
+# Nachtarbeit)
+_HOW_LONG_TIME = re.compile(r"\bnach\s+wie\s+lange[rn]?\s+Zeit\b", re.I)
+_PER_NIGHT = re.compile(r"\b(?:pro|je)\s+Nacht\b", re.I)
+_LODGING = re.compile(r"nächtig|naechtig|übernacht|uebernacht", re.I)
 # Austrian dialect of a quick chat question: "Bis wann muass i …?"
 _DIALECT = ((re.compile(r"\bmuass\b", re.I), "muss"), (re.compile(r"\b(?-i:i)\b(?=\s+\w)"), "ich"),
             (re.compile(r"\bned\b|\bnet\b(?=\s+\w)", re.I), "nicht"), (re.compile(r"\bkriag\b", re.I), "kriege"))
@@ -47,7 +52,9 @@ def in_the_rows_words(text: str) -> str:
     """``text`` with the everyday phrasings above replaced by the rows' words."""
     for pattern, word in _DIALECT:
         text = pattern.sub(word, text)
-    text = _BAND_LEAD.sub("", _CHAT_LEAD.sub("", text))
+    text = _BAND_LEAD.sub("", _CHAT_LEAD.sub("", _HOW_LONG_TIME.sub("wie lange", text)))
+    if _LODGING.search(text):
+        text = _PER_NIGHT.sub(" pro Nächtigung ", text)
     text = _HOW_FAR.sub("wie viel", _MIN_WORK.sub(" Mindestarbeitszeit ", _NO_AGREEMENT.sub(" ", text)))
     # "die pauschale Dienstgeberabgabe", "zusätzlich": how a value is raised, not what it is
     text = _MANNER.sub(" ", text)

@@ -23,6 +23,8 @@ from .periods import Period, find_period
 MAX_WORDS_SHORT = 6        # a question this short (in words) counts as a value question when a fact matches it
 _NOT_VALUE = re.compile(r"\b(?:warum|wieso|weshalb|erkl[äa]r\w*|unterschied\w*|berechn\w*|beispiel\w*|"
                         r"funktionier\w*|ablauf)\b", re.I)
+# "Mit welchem Prozentsatz … wird … berechnet?" asks for the rate, not how it is computed
+_RATE_WITH = re.compile(r"\bmit\s+welche[mr]\s+(?:\w+\s+)?\w*satz\b", re.I)
 # a modal verb asks whether something is allowed or required ("Muss der DG das volle Gehalt zahlen?"), unless the
 # question asks for a figure in so many words ("Wie viel Taggeld darf ich steuerfrei auszahlen?", "Bis wann muss
 # die Jahreserklärung abgegeben werden?")
@@ -37,6 +39,10 @@ _SUM_OF = re.compile(r"\b\w*(?:summen?|betrag)\s+(?:ihrer|seiner|aller|der|deren
 # wievielten Tag"), a span counted ("nach wie vielen Jahren"), where a limit lay ("wo lag damals die Grenze")
 _FROM_WHICH_MONTH = r"\b(?:seit|ab)\s+(?:welchem|dem\s+wievielten)\s+(?:Monat|Tag|Dienstjahr)\b"
 _SHARED_ASKS = _FROM_WHICH_MONTH + r"|\bnach\s+wie\s*viel\w*\b|\bwo\s+(?:lag|liegt|lagen|liegen)\b"
+# … and a value per unit asked with "was" ("Was darf ich pro Nacht steuerfrei auszahlen?"), a span ("Nach wie langer
+# Zeit verjährt …?"), a rate asked with "mit welchem" ("Mit welchem festen Steuersatz wird … versteuert?")
+_SHARED_ASKS += (r"|\bwas\b[^?.]{0,80}?\b(?:pro|je)\s+(?:nacht|nächtigung|kilometer|km|tag|monat|jahr|stunde|quadratmeter|m²)\b"
+                 r"|\bnach\s+wie\s+lange[rn]?\s+zeit\b|\bmit\s+welche[mr]\s+(?:\w+\s+)?\w*satz\b")
 _ASKS_FIGURE = re.compile(
     _SHARED_ASKS + r"|\bwie\s*(?:hoch|viel\w*|lange?)\b|\bbis\s+wann\b|\bab\s+wann\b|\bbinnen\s+wie\b"
     r"|\bbis\s+zu\s+welche[mrns]?\b"
@@ -51,8 +57,9 @@ _ASKS_VALUE = re.compile(_SHARED_ASKS + r"|\bbis\s+zu\s+welche[mrns]?\b|\bbinnen
                          r"|\bwelche[mrns]?\s+\w+\s+(?:gilt|galt|gelten|galten)\b"
                          r"|\bwelche[mrns]?\s+\w*(?:pauschale|betrag|satz|zuschlag|geld)\s+(?:steht|stehen)\b"
                          # "welches Taggeld ist steuerfrei", "welcher Satz pro Kilometer"
-                         r"|\bwelche[mrns]?\s+\w*(?:pauschale|betrag|satz|zuschlag|geld)\s+(?:ist|sind|bleibt|bleiben)\s+"
-                         r"(?:\w+\s+)?\w*(?:steuer|abgaben|beitrags)frei\b|\bwelche[mrns]?\s+\w*satz\s+(?:pro|je)\s+\w"
+                         r"|\bwelche[mrns]?\s+[\w-]*(?:pauschale|betrag|satz|zuschlag|geld)\b[^?.]{0,40}?\b(?:ist|sind|bleibt"
+                         r"|bleiben|war|waren)\b[^?.]{0,30}?\w*(?:steuer|abgaben|beitrags)frei\b"
+                         r"|\bwelche[mrns]?\s+\w*satz\s+(?:pro|je)\s+\w"
                          r"|\bwelche[mrns]?\s+\w*(?:pauschale|zuschlag|geld)\s+(?:\w+\s+){0,3}(?:trag|setz|rechne|"
                          r"berücksichtig|gewähr|verrechne|zahl|bekomm|krieg)\w*\b", re.I)
 _ASK_WORDS = frozenset(light_stem(fold_plain(w)) for w in """
@@ -66,7 +73,7 @@ jänner januar jaenner februar feber märz april mai juni juli august september 
 abgeben abgegeben abzugeben einreichen eingereicht einzureichen abführen abgeführt abzuführen entrichten entrichtet
 gezahlt bezahlt ausbezahlt ausgezahlt gemeldet melden erstatten erstattet binnen innerhalb macht machen ausmachen
 einhalten einzuhalten beachten gedauert langem langen längerem längeren angefallen anfiel damals nachprüfen prüfen
-gegolten trifft anzusetzen anzuwenden anwenden angewendet heranzuziehen
+gegolten trifft anzusetzen anzuwenden anwenden angewendet heranzuziehen vorlegt vorlegen vorgelegt vorweist vorweisen
 pflicht verpflichtend machen durchführen durchzuführen zuhause daheim garage versteuert versteuern besteuert besteuern
 firma nix nichts kriegt kriegen kriege krieg
 ihre ihrer ihren seine seiner seinen samt gearbeitet möchte möchten will wollen
@@ -289,7 +296,8 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     if not text:
         return None
     ceiling = _asks_contribution_ceiling(text)     # "Von welchem Betrag berechnen wir die SV?" asks a value
-    if (_NOT_VALUE.search(text) and not ceiling) or (_MODAL.search(text) and not _ASKS_FIGURE.search(text)):
+    if (_NOT_VALUE.search(text) and not ceiling and not _RATE_WITH.search(text)) or (
+            _MODAL.search(text) and not _ASKS_FIGURE.search(text)):
         return None
     if len(_INTERROGATIVE.findall(text)) > 1 and re.search(r"\b(?:und|sowie)\b", text):
         return None

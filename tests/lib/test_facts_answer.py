@@ -953,3 +953,17 @@ def test_a_chat_lead_in_is_no_word_of_the_value_asked(facts):
     text = answer("Kurze Rückfrage aus der Steuerberatungskanzlei: Mit welchem DB-Satz rechnen wir die Löhne für "
                   "2025 ab?", facts).text
     assert "DB 2025: 3,7 % [lb-lnk-01]" in text
+
+
+@pytest.mark.parametrize("question", [
+    "Was darf ich 2025 pro Nacht als Nächtigungsgeld auszahlen?",                 # a value per unit asked with "was"
+    "Mit welchem Prozentsatz der Bruttolohnsumme wird die Kommunalsteuer an die Gemeinde berechnet?",  # the rate
+    "Nach wie langer Zeit verjährt ein nicht verbrauchter Urlaub?",              # a span
+    "Welches Inlands-Taggeld pro vollem Tag war 2024 noch steuerfrei?",
+])
+def test_value_asks_in_other_words_are_value_questions(question):
+    assert parse_question(question, SYNONYMS) is not None
+
+
+def test_how_it_is_computed_is_no_value_question():
+    assert parse_question("Wie wird die Kommunalsteuer berechnet, wenn die Lohnsumme schwankt?", SYNONYMS) is None
