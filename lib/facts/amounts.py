@@ -192,6 +192,10 @@ def parse_amount(text: str, default_unit: str = "") -> Amount:
         elif second is None and unit == first[1] and re.match(r"\s*(?:bis|–|-)\s*(?:€\s?)?$",
                                                                  scrubbed[first[3]:match.start()]):
             second = value
+        elif (second is None and first[1] in ("Anzahl", default_unit) and unit not in ("Anzahl", default_unit)
+              and re.fullmatch(r"[\d.,]+\s*(?:bis|–|-)\s*", scrubbed[first[2]:match.start()])):
+            # "1 bis 6 Monate": the range's unit, written once after its upper end, is the lower end's too
+            first, second = (first[0], unit, first[2], first[3]), value
     if first is None:
         if _DATE_RE.search(text):
             return Amount(None, "Datum", text, numbers=frozenset({("Datum", _DATE_RE.search(text).group(0))}))

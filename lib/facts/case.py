@@ -22,7 +22,8 @@ EMPLOYEE_NOTICE = re.compile(r"\b(?:kündigt|kündigen)\s+(?:\w+\s+)?selbst\b|\b
 NOTICE_WORDS = frozenset({light_stem(fold_plain("Arbeitgeberkündigung"))})
 # a case told about a person before the ask ("Unser Portier arbeitet fast nur in der Nacht. Bis zu …?")
 _TOLD_CASE = re.compile(r"^\s*(?:unser|unsere|ein|eine|der|die|mein|meine)\s+[A-ZÄÖÜ][\w-]+\s+(?:arbeitet|ist|hat|hatte|wohnt|"
-                        r"fährt|pendelt|verdient|bekommt|erhält|war|wird|leistet|macht)\b[^?]*?[.!]\s+\S", re.I)
+                        r"fährt|pendelt|verdient|bekommt|erhält|war|wird|leistet|macht|kommt|kam|kehrt|möchte|will|"
+                        r"wollte|geht|fängt|beginnt|wechselt)\b[^?]*?[.!]\s+\S", re.I)
 # a hire told before the ask ("Neue Mitarbeiterin, war vorher nie bei uns beschäftigt: …", "Neueintritt am 1. März,
 # keine Vordienstzeit – …"): who is hired and when needs no counterpart in the fact
 _TOLD_HIRE = re.compile(r"\b(?:neue[rn]?\s+(?:Mitarbeiter\w*|Kolleg\w*|Dienstnehmer\w*|Angestellte\w*|Arbeiter\w*)"

@@ -1,7 +1,8 @@
 """What a question says in everyday words, written as the rows of the Kernwerte say it: "nach der Entbindung" is
 "nach der Geburt", "darf nicht mehr arbeiten" (beside a pregnancy) the Beschäftigungsverbot, "nur unfallversichert"
-geringfügig, "in welchem Rahmen" how much. Used by the value questions' parser (question.py) before it reads the
-words. Pure; nothing here imports Odoo.
+geringfügig, "in welchem Rahmen" how much; and the key words a question names without saying them
+(:func:`implied_key_words`: the "Dauer" of "wie lange dauert", the default "Inland"). Used by the value questions'
+parser (question.py) before it reads the words. Pure; nothing here imports Odoo.
 """
 from __future__ import annotations
 
@@ -63,3 +64,22 @@ def in_the_rows_words(text: str) -> str:
         text = _NOT_WORKING.sub(" Beschäftigungsverbot ", _BIRTH_SIDE.sub(lambda m: f" {m.group(1)} der Geburt ", text))
         text = re.sub(r"\bab\s+wann\s+(?=vor\s+der\s+Geburt\b)", "wie lange ", text)   # "ab wann vor dem Termin"
     return text
+
+
+# "wie lange dauert …" names the row "Dauer" by its verb
+_HOW_LONG_LASTS = re.compile(r"\bwie\s+lange\s+(?:\w+\s+){0,6}?(?:dauert|dauern|andauern|andauert)\b", re.I)
+_DURATION_KEY_WORDS = frozenset({"dauer"})
+# "Inland" in a row's label is the default scope of an Austrian base: a question that names no other country (and
+# no hour: "pro Stunde" selects the Taggeld per hour, whose row has words of its own) need not name it
+_INLAND_KEY_WORDS = frozenset({"inland", "inlaendisch"})
+_ABROAD_OR_HOURLY = re.compile(
+    r"\bausl(?:and|änd|aend)\w*|\bauslands\w*|\b(?:deutschland|italien|schweiz|slowenien|ungarn|tschechien|slowakei"
+    r"|kroatien|frankreich|spanien|polen|liechtenstein|niederlande|belgien|luxemburg|england|usa)\b"
+    r"|\bstunde\w*|\bstündlich\w*", re.I)
+
+
+def implied_key_words(text: str) -> frozenset:
+    """Key words of a row the question names without saying them: the "Dauer" of "wie lange dauert …", the
+    "Inland" of a question that names no other country and no hour."""
+    words = _DURATION_KEY_WORDS if _HOW_LONG_LASTS.search(text) else frozenset()
+    return words if _ABROAD_OR_HOURLY.search(text) else words | _INLAND_KEY_WORDS

@@ -15,7 +15,7 @@ from ..text.german import ANSWER_STOPWORDS, QUESTION_STOPWORDS, fold_plain, ligh
 from .concepts import GENERIC, bases_of, basis_of, stems, strip_basis
 from .case import (EMPLOYEE_NOTICE, EMPLOYER_NOTICE, EMPLOYER_NOTICE_WORD, NOTICE_WORDS, STATED_PAY,
                    case_words)
-from .phrasing import in_the_rows_words
+from .phrasing import implied_key_words, in_the_rows_words
 from .tiers import question_points, service_start
 from .periods import Period, find_period
 
@@ -392,8 +392,7 @@ def parse_question(text: str, synonyms: Iterable[tuple[str, str]] = ()) -> Quest
     if not words:
         return None
     implied = _CAP_KEY_WORDS if _ASKS_CAP.search(text) else frozenset()
-    if not _ABROAD_OR_HOURLY.search(text):
-        implied |= _INLAND_KEY_WORDS     # the base is on Austrian payroll: "Welches Taggeld?" asks the Inland's
+    implied |= implied_key_words(text)     # "wie lange dauert" names the "Dauer"; the Inland is the default
     if _ASKS_TOTAL.search(text):
         implied |= _TOTAL_KEY_WORDS
     if threshold:
@@ -449,10 +448,4 @@ def asked_units(text: str) -> frozenset:
 
 
 _PER_KM = re.compile(r"kilometer|\bkm\b", re.I)
-# "Inland" in a row's label is the default scope of an Austrian base: a question that names no other country (and
-# no hour: "pro Stunde" selects the Taggeld per hour, whose row has words of its own) need not name it
-_INLAND_KEY_WORDS = frozenset({"inland", "inlaendisch"})
-_ABROAD_OR_HOURLY = re.compile(
-    r"\bausl(?:and|änd|aend)\w*|\bauslands\w*|\b(?:deutschland|italien|schweiz|slowenien|ungarn|tschechien|slowakei"
-    r"|kroatien|frankreich|spanien|polen|liechtenstein|niederlande|belgien|luxemburg|england|usa)\b"
-    r"|\bstunde\w*|\bstündlich\w*", re.I)
+

@@ -58,6 +58,10 @@ def test_ranges_references_and_text():
     assert parse_amount("10", "Überstunden").unit == "Überstunden"
     assert parse_amount("zwei Jahre ab Ende des Urlaubsjahres").text == "zwei Jahre ab Ende des Urlaubsjahres"
     assert not parse_amount("um die Dauer einer Elternkarenz").has_value
+    # a range whose unit stands once, after its upper end
+    months = parse_amount("1 bis 6 Monate, Verlängerung um bis zu 3 Monate")
+    assert (months.amount, months.unit, months.amount_to) == (Decimal(1), "Monate", Decimal(6))
+    assert parse_amount("über 2 bis 20 km").unit == "km"
 
 
 # The year (or period) of every dated Kernwerte cell of the demo base, written out by hand from the tables:

@@ -967,3 +967,14 @@ def test_value_asks_in_other_words_are_value_questions(question):
 
 def test_how_it_is_computed_is_no_value_question():
     assert parse_question("Wie wird die Kommunalsteuer berechnet, wenn die Lohnsumme schwankt?", SYNONYMS) is None
+
+
+def test_a_span_asked_with_its_verb_and_a_case_told_with_a_return(facts):
+    # "wie lange dauert" names the row "Dauer"
+    text = answer("Wie lange dauert die Wiedereingliederungsteilzeit höchstens?", facts).text
+    assert "Dauer ohne Jahresangabe: 1 bis 6 Monate, Verlängerung um bis zu 3 Monate [lb-efz-03]" in text
+    # the sentence before the ask tells a case ("kommt … zurück"): its words need no counterpart in the row
+    text = answer("Eine Mitarbeiterin kommt nach acht Wochen Krankenstand zurück und möchte in "
+                  "Wiedereingliederungsteilzeit einsteigen. In welchem Rahmen darf ihre Arbeitszeit dabei "
+                  "herabgesetzt werden?", facts).text
+    assert "Herabsetzung der Arbeitszeit ohne Jahresangabe: 25 % bis 50 % [lb-efz-03]" in text
