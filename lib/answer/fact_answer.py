@@ -93,6 +93,8 @@ def _merged_lines(facts: list[Fact]) -> list[str]:
 
 
 _PER_KM = re.compile(r"\b(?:pro|je)\s+(?:km|Kilometer)\b", re.I)
+_PER_YEAR = re.compile(r"\b(?:und|pro|je|im)\s+(?:Kalender)?jahr\b|\bjährlich\b", re.I)
+_ASKS_MONTH = re.compile(r"\b(?:pro|je|im|in\s+einem|monatlich)\s+Monat\b|\bmonatlich\b|\bmtl\b", re.I)
 
 
 def _euro(amount: Decimal) -> str:
@@ -121,8 +123,12 @@ def _per_km_lines(match: Match) -> list[str]:
         if "." in km_text:                      # "12.50" → "12,5"; "50" keeps its zero
             km_text = km_text.rstrip("0").rstrip(".")
         km_text = km_text.replace(".", ",")
+        total = value.amount * km
+        # a yearly rate asked for a month ("bei 45 km im Monat"): the year's sum and its twelfth
+        monthly = (f" im Jahr, das sind {_euro(total / 12)} im Monat"
+                   if _PER_YEAR.search(fact.text) and _ASKS_MONTH.search(match.question.text) else "")
         lines.append(f"gerechnet für {km_text} km ({_when(fact)}): {km_text} × {_euro(value.amount)} = "
-                     f"{_euro(value.amount * km)} [{fact.entry_id}] (Stand {fact.stand})")
+                     f"{_euro(total)}{monthly} [{fact.entry_id}] (Stand {fact.stand})")
     return lines
 
 

@@ -41,7 +41,7 @@ _FROM_WHICH_MONTH = r"\b(?:seit|ab)\s+(?:welchem|dem\s+wievielten)\s+(?:Monat|Ta
 _SHARED_ASKS = _FROM_WHICH_MONTH + r"|\bnach\s+wie\s*viel\w*\b|\bwo\s+(?:lag|liegt|lagen|liegen)\b"
 # … and a value per unit asked with "was" ("Was darf ich pro Nacht steuerfrei auszahlen?"), a span ("Nach wie langer
 # Zeit verjährt …?"), a rate asked with "mit welchem" ("Mit welchem festen Steuersatz wird … versteuert?")
-_SHARED_ASKS += (r"|\bwas\b[^?.]{0,80}?\b(?:pro|je)\s+(?:nacht|nächtigung|kilometer|km|tag|monat|jahr|stunde|quadratmeter|m²)\b"
+_SHARED_ASKS += (r"|\bwas\b[^?.]{0,80}?\b(?:pro|je)\s+(?:nacht|nächtigung|kilometer|km|stunde|quadratmeter|m²)\b"
                  r"|\bnach\s+wie\s+lange[rn]?\s+zeit\b|\bmit\s+welche[mr]\s+(?:\w+\s+)?\w*satz\b")
 _ASKS_FIGURE = re.compile(
     _SHARED_ASKS + r"|\bwie\s*(?:hoch|viel\w*|lange?)\b|\bbis\s+wann\b|\bab\s+wann\b|\bbinnen\s+wie\b"
@@ -74,6 +74,7 @@ abgeben abgegeben abzugeben einreichen eingereicht einzureichen abführen abgef�
 gezahlt bezahlt ausbezahlt ausgezahlt gemeldet melden erstatten erstattet binnen innerhalb macht machen ausmachen
 einhalten einzuhalten beachten gedauert langem langen längerem längeren angefallen anfiel damals nachprüfen prüfen
 gegolten trifft anzusetzen anzuwenden anwenden angewendet heranzuziehen vorlegt vorlegen vorgelegt vorweist vorweisen
+planen plant geplant
 pflicht verpflichtend machen durchführen durchzuführen zuhause daheim garage versteuert versteuern besteuert besteuern
 firma nix nichts kriegt kriegen kriege krieg
 ihre ihrer ihren seine seiner seinen samt gearbeitet möchte möchten will wollen

@@ -653,6 +653,9 @@ def test_a_rate_per_km_is_worked_out_for_the_stated_distance(facts):
     # a round distance keeps its zero
     text = answer("Pendlereuro bei 50 km einfacher Strecke – wie viel ist das im Jahr?", facts).text
     assert "gerechnet für 50 km (2025): 50 × € 2 = € 100" in text, text
+    # a yearly rate asked for a month: the year's sum and its twelfth
+    text = answer("Wie viel Pendlereuro bekomme ich bei 45 km im Monat?", facts).text
+    assert "45 × € 2 = € 90 im Jahr, das sind € 7,50 im Monat [lb-pen-02]" in text, text
     # no distance, or two: nothing worked out
     assert "gerechnet" not in answer("Pendlereuro 2025?", facts).text
 
