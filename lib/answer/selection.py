@@ -38,6 +38,9 @@ MAX_CHOSEN = 4
 _HEADER_RE = re.compile(r"\[(?P<id>[^\]\s]+)\] (?P<rest>.*)$")   # an entry header's heading text
 _STAND_RE = re.compile(r"· Stand (\S+)")
 _ITEM_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+# a number other than 1 at the start of a wrapped line inside a paragraph is no list item (as in CommonMark):
+# "… das Urlaubsjahr 1. März 2023 bis\n29. Februar 2024 verjährt …" is one sentence
+_LATER_NUMBER_RE = re.compile(r"^\s*(?!1[.)])\d+[.)]\s")
 _BOLD_LINE_RE = re.compile(r"^\*\*[^*]+\*\*$")
 # cross references as the context writes them (lib/answer/prompt.clean_block_text): "([lb-x])" became
 # "((→ lb-x))", "(siehe [lb-x])" "(siehe (→ lb-x))"; quoted as "(siehe lb-x)" and "(siehe lb-x)"
@@ -148,7 +151,7 @@ def number_context(content: str) -> tuple[str, list[Unit]]:
             flush()
             out.append(line)
             continue
-        if _ITEM_RE.match(stripped):
+        if _ITEM_RE.match(stripped) and not (prose and _LATER_NUMBER_RE.match(stripped)):
             flush()
             add(_ITEM_RE.sub("", stripped, count=1))
             continue

@@ -668,3 +668,16 @@ def test_a_pasted_long_text_is_scored_by_its_most_specific_words_only():
     assert min(map(len, capped)) > min(map(len, words))
     few = {"urlaub", "frist"}
     assert rep._capped(few) is few
+
+
+def test_a_date_at_the_start_of_a_wrapped_line_is_no_list_item():
+    content = ("<wissensbasis>\n### [lb-url-03] Verjährung · Stand 2024-07\n"
+               "Eintritt am 1. März 2021, Urlaubsjahr ist das Arbeitsjahr. Der Anspruch für das Urlaubsjahr 1. März "
+               "2023 bis\n29. Februar 2024 verjährt mit Ablauf des 28. Februar 2026.\n\n"
+               "1. Erster Punkt\n2. Zweiter Punkt\n</wissensbasis>")
+    _, units = sel.number_context(content)
+    texts = [u.text for u in units]
+    assert ("Der Anspruch für das Urlaubsjahr 1. März 2023 bis 29. Februar 2024 verjährt mit Ablauf des "
+            "28. Februar 2026.") in texts, texts
+    # a list that starts with 1 is still a list, item by item
+    assert texts[-2:] == ["Erster Punkt", "Zweiter Punkt"]
