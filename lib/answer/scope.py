@@ -47,6 +47,7 @@ _EMISSION_RE = re.compile(r"\bg\s*(?:CO2|CO₂)?\s*(?:/|pro\s+|je\s+)\s*(?:km|ki
 _TRIP_RE = re.compile(r"\b(?:dienst|geschäfts|inlands)?reise\w*|\bdienstfahrt\w*|\bzu\s+(?:(?:einem|einer|dem|der|den)\s+)?"
                       r"kund(?:e|en|in|innen)\b|\bzum\s+kunden\b|\bunterwegs\b|\b(?:tag|tages|kilometer|nächtigungs)geld\w*"
                       r"|\bkilometersatz\w*", re.I)
+_HOME = r"(?:daheim|zuhause|zu\s+hause|wohnt|wohnen|wohnhaft|familie|hauptwohnsitz|heimat|stammt)"
 _PER_UNIT_RE = re.compile(r"(?:\b(?:pro|je|per)\s+|(?<![gG])/\s*)(kwh|kilowattstunde|km|kilometer|m²|m2|quadratmeter|liter)\b",
                           re.I)
 _UNIT_NAMES = {"kwh": "kWh", "kilowattstunde": "kWh", "km": "km", "kilometer": "km", "m²": "m²", "m2": "m²",
@@ -139,6 +140,12 @@ def asked_scope_missing(question: str, chosen: list[Unit]) -> tuple[str, str] | 
             # "fährt zu Kunden nach Wien", "Dienstreise Graz–Wien": a trip's destination in Austria, not the scope
             # of an Austrian value
             where = re.sub(rf"\bnach\s+(?:{_LAENDER[name]})\b", " ", where, flags=re.I)
+            # "daheim ist er bei seiner Familie in der Steiermark", "wohnt in Kärnten": the home, not the place
+            # the value is for (the Dienstwohnung's Land is where the employer houses him)
+            land = _LAENDER[name]
+            where = re.sub(rf"\b{_HOME}\b[^.?!]{{0,40}}?\b(?:in|aus|im)\s+(?:der\s+|dem\s+)?(?:{land})\b"
+                           rf"|\b(?:in|aus|im)\s+(?:der\s+|dem\s+)?(?:{land})\s+(?:\w+\s+){{0,2}}{_HOME}\b",
+                           " ", where, flags=re.I)
             if _TRIP_RE.search(where):
                 continue
         if pattern.search(where) and not _named_with_value(pattern, chosen):

@@ -371,6 +371,12 @@ def test_passages_that_do_not_name_the_asked_bundesland_or_unit_do_not_answer():
                                      "unterwegs. Welches Taggeld je angefangener Stunde?", daily) is None
     # a Land beside no trip stays the value's scope
     assert scope.asked_scope_missing("Wie hoch ist der Richtwert in Oberösterreich?", daily) == ("land", "Oberösterreich")
+    # a Land named as someone's home is no scope either; the Land of the value still is
+    room = [unit("Bis 30 m² ist kein Sachbezug anzusetzen.", "Sachbezug Wohnraum")]
+    assert scope.asked_scope_missing("Ein Saisonkoch bekommt ein 25-m²-Zimmer beim Hotel, daheim ist er bei seiner "
+                                     "Familie in der Steiermark. Muss das in die Lohnverrechnung?", room) is None
+    assert scope.asked_scope_missing("Richtwert für eine Dienstwohnung in der Steiermark?", room) == (
+        "land", "Steiermark")
     mileage = [unit("Seit 1. Jänner 2025 beträgt es € 0,50 pro Kilometer.", "Kilometergeld")]
     assert scope.asked_scope_missing("Wieviel Cent pro kWh darf ich für das Laden ersetzen?", mileage) == ("unit", "kWh")
     assert scope.asked_scope_missing("Kilometergeld pro km?", mileage) is None
