@@ -220,7 +220,32 @@ def _accounted(question: Question, fact: Fact, inside: bool | None = None, with_
 
 def eligible_facts(question: Question, facts: Iterable[Fact]) -> list[Fact]:
     """The facts that may answer ``question``, before :func:`find` asks for a clear match among them."""
-    return [f for f in facts if _eligible(question, f)]
+    facts = list(facts)
+    owned = _subject_words(question, facts)
+    return [f for f in facts if _eligible(question, f) and not _head_only(owned, f)]
+
+
+def _subject_words(question: Question, facts: list[Fact]) -> list[frozenset]:
+    """The question's words (with their alternatives) that name what an entry is about, by its title or tags
+    ("Altersteilzeit"); not the words of the case."""
+    subjects = {s for f in facts for s in f.subject}
+    return [alternatives for alternatives in question.words
+            if not alternatives & (_CASE_WORDS | question.case)
+            and any(words_match(a, s) and len(s) >= len(a) for a in alternatives for s in subjects)]
+
+
+def _head_only(owned: list[frozenset], fact: Fact) -> bool:
+    """The fact names a subject the question asks about only by the subject's head, and nothing of its first part:
+    "Teilzeit" (a tag of the Wiedereingliederungsteilzeit) for the "Altersteilzeit", which is an entry's subject of
+    its own ("Zuschläge … Nachtarbeit" do name the "Nachtzuschläge")."""
+    pool = _fact_pool(fact)
+
+    def by_head(word: str, head: str) -> bool:
+        first = word[:len(word) - len(head)]     # the compound's first part, named by no word of the pool
+        return (len(head) < len(word) and word.endswith(head) and words_match(word, head)
+                and not any(p.startswith(first) for p in pool))
+    return any(not any(words_match(a, p) and len(p) >= len(a) for a in alternatives for p in pool)
+               and any(by_head(a, p) for a in alternatives for p in pool) for alternatives in owned)
 
 
 def candidate_facts(question: Question, facts: Iterable[Fact]) -> list[Fact]:

@@ -92,7 +92,7 @@ _SAME_AS = {"start": "beginn", "startet": "beginn", "anfang": "beginn", "tochter
             "nachtschichten": "nachtarbeit", "zusammen": "gemeinsam",
             "vorteil": "sachbezug", "vorteile": "sachbezug", "dienstverhaeltnis": "arbeitsverhaeltnis",
             "dienstverhaeltnisses": "arbeitsverhaeltnis", "herabgesetzt": "herabsetzung",
-            "herabsetzen": "herabsetzung", "reduziert": "herabsetzung", "reduzieren": "herabsetzung",
+            "herabsetzen": "herabsetzung", "reduziert": "herabsetzung|reduktion", "reduzieren": "herabsetzung|reduktion",
             "verringert": "herabsetzung", "vorher": "vorangegangen", "davor": "vorangegangen",
             "wochenstunden": "stunden", "angeschafft": "anschaffung", "gekauft": "anschaffung",
             "erstzugelassen": "erstzulassung", "zwillinge": "mehrling", "zwillingen": "mehrling", "drillinge": "mehrling",
