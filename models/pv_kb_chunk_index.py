@@ -65,10 +65,14 @@ class PvKbChunkIndex(models.Model):
         return self._cached("lexicon", self._index_version(), build)
 
     @api.model
-    def _synonyms(self):
+    def _synonyms_version(self):
         self.env["pv.kb.synonym"].flush_model()
         self.env.cr.execute("SELECT count(*), max(write_date) FROM pv_kb_synonym WHERE active")
-        return self._cached("synonyms", self.env.cr.fetchone(),
+        return self.env.cr.fetchone()
+
+    @api.model
+    def _synonyms(self):
+        return self._cached("synonyms", self._synonyms_version(),
                             lambda: fulltext.parse_synonyms(self.env["pv.kb.synonym"].sudo()._rows()))
 
     @api.model
@@ -76,9 +80,11 @@ class PvKbChunkIndex(models.Model):
         """The folded words of the synonym table's terms that lead into the base: one of their expansions is named
         by the active entries (lib/answer/gate.unknown_subject counts them as known; a term mapped only to words
         the base never uses is still an unknown subject)."""
-        table, lexicon = self._synonyms(), self._lexicon()
-        return self._cached("synonym_terms", (self._index_version(), id(table)),
-                            lambda: table.grounded_words(lambda word: gate.known_word(word, lexicon)))
+        def build():
+            lexicon = self._lexicon()
+            return self._synonyms().grounded_words(lambda word: gate.known_word(word, lexicon))
+        # rebuilt when the base or the synonym table changes
+        return self._cached("synonym_terms", (self._index_version(), self._synonyms_version()), build)
 
     @api.model
     def _known_terms(self):

@@ -449,4 +449,3 @@ def asked_units(text: str) -> frozenset:
 
 
 _PER_KM = re.compile(r"kilometer|\bkm\b", re.I)
-
