@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from ..facts.concepts import KIND_WORDS
 from ..facts.question import asked_units
 from ..search import compounds, instructions
+from ..text.countries import COUNTRIES
 from ..text.german import fold_plain, light_stem
 from .types import REFUSAL_TEXT
 
@@ -76,17 +77,9 @@ def refusal_answer(verdict: Verdict) -> str:
 # Another state's law: the base is on Austrian payroll. A question that names another country ("die
 # Minijob-Grenze in Deutschland", "der AHV-Beitrag in der Schweiz") asks for that country's rules; when no
 # passage of the context names the country, a nearby Austrian passage would be the wrong answer.
-_COUNTRIES = {
-    "Deutschland": r"deutschland|deutsche[nmrs]?\s+(?:arbeitgeber|arbeitnehmer|recht|steuer|sozialversicherung|"
-                   r"lohn|finanzamt|rentenversicherung|krankenkasse|firma|filiale|betrieb)"
-                   r"|sgb\s*[ivx]+|sozialgesetzbuch\w*",     # German social law ("nach SGB V")
-    "Schweiz": r"schweiz|schweizer\w*",
-    "Italien": r"italien\w*", "Slowenien": r"slowenien", "Ungarn": r"ungarn", "Tschechien": r"tschechien",
-    "Slowakei": r"slowakei", "Liechtenstein": r"liechtenstein", "Frankreich": r"frankreich", "Spanien": r"spanien",
-    "Polen": r"polen", "Kroatien": r"kroatien", "Niederlande": r"niederlande\w*", "Belgien": r"belgien",
-    "Luxemburg": r"luxemburg", "Großbritannien": r"gro(?:ß|ss)britannien|england",
-    "USA": r"usa|vereinigten\s+staaten",
-}
+_COUNTRIES = {**COUNTRIES, "Deutschland": COUNTRIES["Deutschland"] + (
+    r"|deutsche[nmrs]?\s+(?:arbeitgeber|arbeitnehmer|recht|steuer|sozialversicherung|lohn|finanzamt|"
+    r"rentenversicherung|krankenkasse|firma|filiale|betrieb)|sgb\s*[ivx]+|sozialgesetzbuch\w*")}   # "nach SGB V"
 _COUNTRY_RE = {name: re.compile(rf"\b(?:{pattern})\b", re.I) for name, pattern in _COUNTRIES.items()}
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from ..text.countries import ANY_COUNTRY
+
 # the time around a birth, told in everyday words: "vor dem errechneten Termin", "nach der Entbindung" are the
 # rows "… vor/nach der Geburt"; "darf nicht (mehr) arbeiten" is the Beschäftigungsverbot, when the question speaks
 # of a pregnancy or a birth
@@ -72,10 +74,8 @@ _DURATION_KEY_WORDS = frozenset({"dauer"})
 # "Inland" in a row's label is the default scope of an Austrian base: a question that names no other country (and
 # no hour: "pro Stunde" selects the Taggeld per hour, whose row has words of its own) need not name it
 _INLAND_KEY_WORDS = frozenset({"inland", "inlaendisch"})
-_ABROAD_OR_HOURLY = re.compile(
-    r"\bausl(?:and|änd|aend)\w*|\bauslands\w*|\b(?:deutschland|italien|schweiz|slowenien|ungarn|tschechien|slowakei"
-    r"|kroatien|frankreich|spanien|polen|liechtenstein|niederlande|belgien|luxemburg|england|usa)\b"
-    r"|\bstunde\w*|\bstündlich\w*", re.I)
+_ABROAD_OR_HOURLY = re.compile(rf"\bausl(?:and|änd|aend)\w*|\bauslands\w*|\b(?:{ANY_COUNTRY})\b|\bstunde\w*|\bstündlich\w*",
+                               re.I)
 
 
 def implied_key_words(text: str) -> frozenset:
