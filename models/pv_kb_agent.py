@@ -302,6 +302,12 @@ class PvKbAgent(models.AbstractModel):
                     # a subject no word of the base names: its neighbours are no answer, and the refusal names it
                     verdict = gate.Verdict(True, "unknown_subject", verdict.topics if verdict.refuse else [],
                                            subject=subject)
+                elif not verdict.refuse:
+                    # the amount of a payment the base names at most in passing: a neighbour's value is no answer
+                    payment = gate.unvalued_payment(question, self.env["pv.kb.fact"]._valued_words(),
+                                                    chunks._synonym_terms())
+                    if payment:
+                        verdict = gate.Verdict(True, "unvalued_payment", [], subject=payment)
                 if verdict.refuse:
                     prepared.verdict = verdict
                     return prepared

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from odoo import api, fields, models
 
+from ..lib.answer import payments
 from ..lib.answer.fact_answer import compose, conflicts_among
 from ..lib.facts import lookup, shortlist
 from ..lib.facts.compare import EMBED_THRESHOLD, compare
@@ -32,6 +33,7 @@ class _Base:
     synonyms: list                               # (term, expansions) rows of the synonym table
     index: shortlist.FactIndex | None = None     # built on first use (lib/facts/shortlist.py)
     links: frozenset | None = None                # the synonym table's word pairs (concepts.synonym_links)
+    valued: frozenset | None = None               # the words the base gives values for (lib/answer/payments)
 
 
 _CACHE: dict[str, _Base] = {}
@@ -247,6 +249,24 @@ class PvKbFact(models.Model):
             return None
         match = lookup.find(parsed, base.facts, list(entry_ids), **self._embedding_options(base=base))
         return compose(match) if match else None
+
+    @api.model
+    def _valued_words(self):
+        """The words the active base gives values for (lib/answer/payments.valued_words): its entries' titles,
+        tags and headings, its facts' labels, column headers and captions; once per change of the base."""
+        base = self._base()
+        if base.valued is None:
+            self.env.cr.execute("""
+                SELECT e.name FROM pv_kb_entry e WHERE e.active
+                 UNION ALL
+                SELECT t.name FROM pv_kb_tag t JOIN pv_kb_entry_tag_rel r ON r.tag_id = t.id
+                  JOIN pv_kb_entry e ON e.id = r.entry_id WHERE e.active
+                 UNION ALL
+                SELECT c.heading_path FROM pv_kb_chunk c JOIN pv_kb_entry e ON e.id = c.entry_id WHERE e.active""")
+            titles = [text for (text,) in self.env.cr.fetchall()]
+            base.valued = payments.valued_words(
+                titles, (text for f in base.facts for text in (f.label, f.column_header, f.caption)))
+        return base.valued
 
     @api.model
     def _shortlist(self, question):

@@ -91,6 +91,18 @@ class TestAgent(AgentCase):
         result = self.agent._ask(question)
         self.assertNotIn("Väterkarenz“ enthält die Wissensbasis keine Aussage", result.answer or "")
 
+    def test_the_amount_of_a_payment_the_base_gives_no_value_for_is_declined_before_the_model(self):
+        result = self.agent._ask("Wie viel Krankengeld zahlt die Kasse, wenn die Entgeltfortzahlung endet?")
+        self.assertEqual(result.status, "verweigert")
+        self.assertTrue(result.answer.startswith("Einen Betrag oder Satz für „Krankengeld“ enthält die Wissensbasis "
+                                                 "nicht."), result.answer)
+        self.assertEqual(result.cited_ids, [])
+        self.assertEqual(self.chat_requests(), [], "no model call for a value the base does not hold")
+        # a payment an entry's title values goes on to the model
+        result = self.agent._ask("Wie hoch ist das Altersteilzeitgeld bei Blockzeit?")
+        self.assertNotIn("Einen Betrag oder Satz", result.answer or "")
+        self.assertTrue(self.chat_requests())
+
     def test_hallucinated_id_triggers_one_regeneration_then_the_quotes_not_the_text(self):
         self.standin.script_chat(["Der Freibetrag beträgt € 620 [lb-xx-99] (Stand 2025-01).",
                                   "Der Freibetrag beträgt € 620 [lb-xx-98] (Stand 2025-01)."])

@@ -4,7 +4,8 @@ The agent's pipeline (``models/pv_kb_agent.py``) uses the modules in this order:
 
 1. ``stages`` — the optional model steps around retrieval (query rewriting before it, reranking after it),
    run without a database connection;
-2. ``gate`` — refuse before generation when the retrieval evidence is clearly empty;
+2. ``gate`` — refuse before generation when the retrieval evidence is clearly empty, the subject unknown, or
+   the amount asked one of a payment the base gives no value for (``payments``);
 3. ``conflicts`` — the ⚠ sides between the retrieved entries (from the fact comparison, ``lib/facts``);
 4. ``fact_answer`` — a value question with a clear match in the fact table is answered in code, at once;
 5. ``prompt`` — the ``<wissensbasis>`` context and the chat messages, each block cut to the question by

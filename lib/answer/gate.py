@@ -14,10 +14,10 @@ import re
 from dataclasses import dataclass, field
 
 from ..facts.concepts import KIND_WORDS
-from ..facts.question import asked_units
 from ..search import compounds, instructions
 from ..text.countries import COUNTRIES
 from ..text.german import fold_plain, light_stem
+from . import payments
 from .types import REFUSAL_TEXT
 
 # Cosine similarity floor for the best dense hit.  It depends on the embedding
@@ -46,7 +46,7 @@ class Verdict:
     refuse: bool
     reason: str
     topics: list[str]
-    subject: str = ""      # unknown_subject: the label's noun the base does not name
+    subject: str = ""      # unknown_subject: the label's noun the base does not name; unvalued_payment: the payment
 
 
 def decide(evidence: Evidence, dense_floor: float | None = None) -> Verdict:
@@ -66,7 +66,9 @@ def decide(evidence: Evidence, dense_floor: float | None = None) -> Verdict:
 def refusal_answer(verdict: Verdict) -> str:
     """The honest refusal, naming the nearest clusters when there are any."""
     text = REFUSAL_TEXT
-    if verdict.subject:
+    if verdict.subject and verdict.reason == "unvalued_payment":
+        text = f"Einen Betrag oder Satz für „{verdict.subject}“ enthält die Wissensbasis nicht."
+    elif verdict.subject:
         text = f"Zu „{verdict.subject}“ enthält die Wissensbasis keine Aussage."
     if verdict.topics:
         names = ", ".join(t.replace("_", " ") for t in verdict.topics)
@@ -259,12 +261,6 @@ def unaddressed_subject(question: str, texts, synonyms=None) -> str | None:
     return subject
 
 
-# an institution named by its letters after an article ("ersetzt die AUVA", "vom AMS"), not as the address of a
-# payment ("Beiträge an die ÖGK"); not a law (ASVG, AZG, ABGB: their letters end in G or B) nor a currency
-_ACRONYM_RE = re.compile(r"(?<!\ban\s)(?<!\bfür\s)\b(?:der|die|das|dem|den|vom|beim|zur|zum)\s+([A-ZÄÖÜ]{3,6})(?![\w-])")
-_NOT_INSTITUTIONS = frozenset({"eur", "usd", "chf"})
-
-
 def _asking(question: str) -> str:
     """The sentence that asks: the last one ("Wir haben 30 Mitarbeiter. Wie viel ersetzt uns die AUVA?"), from its
     question word on when a clause before it tells the case ("Servus, mein Kind ist krank – wie viele Tage …?")."""
@@ -278,10 +274,8 @@ _ASKING_CLAUSE = re.compile(r"[–—:,;]\s+(?=(?:wie|was|welche[rsmn]?|bis\s+wa
 
 
 def _institutions(question: str) -> list[str]:
-    """The institutions the asking sentence names by their letters ("… mit Förderung vom AMS. Wie viel muss die
-    Firma draufzahlen?" asks the firm's share, not the AMS's)."""
-    return [a for a in _ACRONYM_RE.findall(_asking(question))
-            if not a.endswith(("G", "B")) and fold_plain(a) not in _NOT_INSTITUTIONS]
+    """The institutions the asking sentence names by their letters (lib/answer/payments.institutions)."""
+    return payments.institutions(_asking(question))
 
 
 def _unnamed_acronym(question: str, texts, synonyms) -> str | None:
@@ -304,27 +298,21 @@ def _unnamed_acronym(question: str, texts, synonyms) -> str | None:
     return None
 
 
-_ASKS_AMOUNT_RE = re.compile(r"\bwie\s*(?:viel|hoch)\b|\bprozent\w*|\bbetrag\b|\bhöhe\b", re.I)
-_AMOUNT_RE = re.compile(r"€|%|\bprozent\w*|\beuro\b", re.I)
-
-
 def unvalued_institution(question: str, passages) -> tuple[str, list] | None:
-    """(name, passages naming it) when the question asks an amount or a rate of an institution named by its
-    letters ("Wie viel Prozent ersetzt die AUVA …") and the passages that name it hold no amount or rate ("…
-    können bei der AUVA einen Zuschuss beantragen; Höhe und Wartezeiten sind … zu prüfen"): the base knows the
-    payment, not its value. ``passages``: objects with a ``text`` (the passages of the entries an answer
-    quotes); else None."""
-    asking = _asking(question)
-    if not _ASKS_AMOUNT_RE.search(asking):
-        return None
-    kinds = asked_units(asking)
-    if kinds and not kinds & {"€", "%"}:
-        return None         # "Wie viel Zeit hab ich, um … bei der ÖGK abzumelden?": a span or a date, not an amount
-    for acronym in _institutions(question):
-        pattern = re.compile(rf"\b{re.escape(acronym)}\b")
-        naming = [p for p in passages if pattern.search(p.text)]
-        if naming and not any(_AMOUNT_RE.search(p.text) for p in naming):
-            return acronym, naming
+    """An institution named by its letters whose passages hold no amount (lib/answer/payments)."""
+    return payments.unvalued_institution(_asking(question), passages)
+
+
+def unvalued_payment(question: str, valued, synonym_terms=frozenset()) -> str | None:
+    """The payment a clause of the asking sentence asks an amount of that the base gives no value for
+    (lib/answer/payments.unvalued_payment; "Wie viel Krankengeld zahlt die ÖGK – wie viel Prozent …?" asks it in
+    its first clause); ``valued``: payments.valued_words of the active base."""
+    sentence = re.split(r"(?<=[.!?])\s+", (question or "").strip())[-1]
+    cuts = [0, *(m.end() for m in _ASKING_CLAUSE.finditer(sentence)), len(sentence)]
+    for start, end in zip(cuts, cuts[1:]):
+        payment = payments.unvalued_payment(sentence[start:end], valued, synonym_terms)
+        if payment:
+            return payment
     return None
 
 
