@@ -188,12 +188,20 @@ def unknown_subject(question: str, lexicon, synonym_terms=frozenset()) -> str | 
         unknown = _unknown_head((match.group("phrase") or match.group("paid")).split(), lexicon, synonym_terms)
         if unknown:
             return unknown
+    match = _DEADLINE_RE.match(asking)
+    if match:                                       # "Bis wann muss ich die Umsatzsteuervoranmeldung einreichen?"
+        unknown = _unknown_head([match.group("phrase")], lexicon, synonym_terms)
+        if unknown:
+            return unknown
     match = _INTRODUCED_RE.search(question or "")
     if match and _PRONOUN_ASK_RE.search(asking):     # "Wir wollen X einführen. … sind die steuerfrei?"
         return _unknown_head([match.group("phrase")], lexicon, synonym_terms)
     return None
 
 
+# a deadline asked of a thing to be filed or paid: the thing ("die Umsatzsteuervoranmeldung", "den Jahresausgleich")
+_DEADLINE_RE = re.compile(r"^(?:[Bb]is\s+wann|[Ww]ann|[Aa]b\s+wann)\s+(?:muss|müssen|soll|sollen|darf|dürfen|kann|"
+                          r"können)\s+(?:(?:ich|wir|man)\s+)?(?:die|der|das|den|eine?n?)\s+(?P<phrase>[A-ZÄÖÜ][\w-]{5,})")
 # a benefit the case is about to introduce, and an ask that points back to it with a pronoun
 _INTRODUCED_RE = re.compile(r"\b(?:[Ww]ir|[Ii]ch)\s+(?:wollen|möchten|planen|überlegen|würden)\s+(?:\w+\s+){0,3}?"
                             r"(?P<phrase>[A-ZÄÖÜ][\w-]{5,})\s+(?:\w+\s+)?(?:einführen|einzuführen|anbieten|ausgeben|"

@@ -50,6 +50,8 @@ _SUBORDINATE = re.compile(r",\s+(?:der|die|das|dem|den|deren|dessen|wenn|weil|da
 _EACH = re.compile(r"\bjeweils\b", re.I)
 # an asking sentence that opens with its condition ("Wenn nur ich daheim bleibe und mein Mann gar nicht, …")
 _CONDITION_START = re.compile(r"^(?:wenn|falls|sofern|solange|obwohl|weil)\b", re.I)
+# the two Sonderzahlungen: taxed, limited and contributed as one ("Urlaubsgeld und Weihnachtsgeld")
+_SPECIAL_PAYMENT = re.compile(r"(?:urlaubs|weihnachts)(?:geld|zuschuss|remuneration|beihilfe|gehalt)\w*$|1[34]\.", re.I)
 _NOT_CARRIED = frozenset("eintritt geboren seit jahrgang von vom geburt".split())
 
 
@@ -155,6 +157,9 @@ def _joinable(body, m, left, right):
         return False                    # "Urlaubszuschuss und Weihnachtsremuneration 2025 zusammen": one sum
     if any(w.lower() in ("gegenseitig", "einander", "miteinander", "abwechselnd") for w in rw):
         return False                    # "Wie oft dürfen sich Mama und Papa … gegenseitig ablösen?": one subject
+    second = next((w for w in rw if w.lower() not in _ARTICLES), "")
+    if _SPECIAL_PAYMENT.match(lw[-1]) and _SPECIAL_PAYMENT.match(second):
+        return False                    # "Urlaubsgeld und Weihnachtsgeld": the Sonderzahlungen, one sum, one limit
     if lw[-1][0].isdigit() and rw[0][0].isdigit():
         return False                    # "280 und 300 €", "20 und 40 km"
     if any(w.lower() == "zwischen" for w in lw[-3:]):

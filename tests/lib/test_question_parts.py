@@ -200,5 +200,11 @@ def test_two_things_asked_together_are_one_sum_not_two_asks():
     assert split(question) == [question]
     assert split("SEG-Zulagen und SFN-Zuschläge gemeinsam – bis wie viel im Monat lohnsteuerfrei?") == [
         "SEG-Zulagen und SFN-Zuschläge gemeinsam – bis wie viel im Monat lohnsteuerfrei?"]
+    # the two Sonderzahlungen are one subject: one Jahressechstel, one Freibetrag, one yearly limit
+    question = "Bis zu welcher Summe im Jahr sind Urlaubsgeld und Weihnachtsgeld 2025 sozialversicherungspflichtig?"
+    assert split(question) == [question]
+    assert split("Wie viel vom Urlaubszuschuss und der Weihnachtsremuneration bleibt steuerfrei?") == [
+        "Wie viel vom Urlaubszuschuss und der Weihnachtsremuneration bleibt steuerfrei?"]
+    assert len(split("Wie viel Urlaubsgeld bekommt sie und wie viel Weihnachtsgeld?")) == 2
     # two asks stay two, even when a later word says "insgesamt"
     assert len(split("Wie hoch ist der DB-Satz 2025 und wie viel zahlen wir insgesamt an Kommunalsteuer?")) == 2
