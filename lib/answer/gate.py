@@ -346,6 +346,8 @@ def _named_together(rest, payment: str, texts, synonyms=None) -> bool:
                   for e in entry.expansions if len(e) == 1}
         wanted.append(forms)
     wanted.append(_forms(fold_plain(payment)))
+    # a plural with an umlaut ("Zuschläge", "Zuschüsse") holds the singular's stem with its vowel changed
+    wanted = [forms | {re.sub(r"([aou])([^aeiou]*)$", r"\1e\2", f) for f in forms} for forms in wanted]
     for text in texts:
         for sentence in re.split(r"(?<=[.!?;])\s+|\n+", fold_plain(text or "")):
             words = re.findall(r"\w+", sentence)

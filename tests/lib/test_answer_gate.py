@@ -276,6 +276,10 @@ def test_a_kind_of_value_after_a_hyphen_leaves_its_subject_to_check():
     table = parse_synonyms([("Overtime", "Überstunden")])
     assert unaddressed_subject("Overtime-Zuschläge: wie viel steuerfrei?", seg, table) is None
     assert unaddressed_subject("Mitfahrer-Zuschlag: wie viel pro km?", seg) == "Mitfahrer-Zuschlag"
+    # the singular asked, the plural with its umlaut written ("Zuschläge für Sonntags-…")
+    assert unaddressed_subject("Schmutz-Zulage und Sonntags-Zuschlag zusammen: wie viel ist steuerfrei?", seg) is None
+    assert unaddressed_subject("Wie viel Homeoffice-Zuschuss ist steuerfrei?", ["Zuschüsse für das Homeoffice: € 3"]) \
+        is None
     # a colloquial noun after "wie viel" is no subject to check (a paraphrase more often than not)
     assert unaddressed_subject("Wie viel Vorlauf brauchen wir bei der Kündigung?", ["Kündigungsfrist 6 Wochen"]) is None
 
