@@ -114,6 +114,13 @@ class TestSelectionAnswers(AgentCase):
         self.assertTrue(result.answer.startswith(line.split(" [")[0][:30]) or line.startswith("|"), result.answer)
         self.assertTrue(set(result.cited_ids) <= set(result.retrieved_ids) and result.cited_ids)
 
+    def test_the_second_look_names_the_bases_words_for_the_users_words(self):
+        self.standin.script_chat([numbers(refused=True), numbers("S1")])
+        self.agent._ask("Wie viel vom Weihnachtsgeld bleibt steuerfrei?")
+        first, second = (r["texts"][-1] for r in self.chat_requests()[-2:])
+        self.assertIn("In der Wissensbasis heißt „Weihnachtsgeld“: Sonderzahlung", second)
+        self.assertNotIn("In der Wissensbasis heißt", first, "the first look is the usual request")
+
     @mute_logger(*QUIET)
     def test_invalid_json_twice_gives_the_quotes_with_a_reason_never_the_text(self):
         self.standin.script_chat(["Der Freibetrag beträgt € 999 [lb-sz-01].", "{kaputt"])

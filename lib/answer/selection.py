@@ -200,6 +200,15 @@ SECOND_LOOK_NOTE = ("Hinweis: Die Frage kann Umgangssprache, Abkürzungen oder a
                     "behandelt.")
 
 
+def glossary_note(terms, synonyms, limit: int = 4) -> str:
+    """The synonym-table rows the question's words matched (``terms``: lib/search/fulltext.QueryPlan.synonyms),
+    as the base writes them: "In der Wissensbasis heißt „Stromer“: Elektrofahrzeug, E-Auto, Elektroauto." — for
+    the second look, so that the small model sees the word it missed; "" when none matched."""
+    rows = {e.term: e.expansion_labels for e in getattr(synonyms, "entries", None) or ()}
+    named = [f"„{term}“: {', '.join(rows[term])}" for term in dict.fromkeys(terms or ()) if rows.get(term)]
+    return ("In der Wissensbasis heißt " + "; ".join(named[:limit]) + ".") if named else ""
+
+
 def second_look_blocks(blocks: list, entries: int = SECOND_LOOK_ENTRIES) -> list:
     """The context blocks of the first ``entries`` entries of the context (the best-ranked ones), in their order:
     what the model reads again after it refused. A small model that refuses a colloquial question over a context

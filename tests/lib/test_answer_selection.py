@@ -687,3 +687,15 @@ def test_a_date_at_the_start_of_a_wrapped_line_is_no_list_item():
             "28. Februar 2026.") in texts, texts
     # a list that starts with 1 is still a list, item by item
     assert texts[-2:] == ["Erster Punkt", "Zweiter Punkt"]
+
+
+def test_the_glossary_names_the_bases_words_of_the_matched_terms_once():
+    from lib.search.fulltext import parse_synonyms
+    table = parse_synonyms([("Stromer", "Elektrofahrzeug;E-Auto"), ("Firmenauto", "Dienstwagen")])
+    assert sel.glossary_note(["Stromer", "Stromer"], table) == (
+        "In der Wissensbasis heißt „Stromer“: Elektrofahrzeug, E-Auto.")
+    assert sel.glossary_note(["Stromer", "Firmenauto"], table) == (
+        "In der Wissensbasis heißt „Stromer“: Elektrofahrzeug, E-Auto; „Firmenauto“: Dienstwagen.")
+    assert sel.glossary_note([], table) == ""
+    assert sel.glossary_note(["Unbekannt"], table) == ""
+    assert sel.glossary_note(["Stromer"], None) == ""

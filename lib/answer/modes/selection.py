@@ -175,12 +175,16 @@ def _unaddressed(prepared, chosen) -> str | None:
 
 def _second_look(prepared, client, deadline, cancel):
     """(choice, units, chat) of the model asked again over the blocks of the best entries only
-    (lib/answer/selection.second_look_blocks), with a note that the question may use other words."""
+    (lib/answer/selection.second_look_blocks), with a note that the question may use other words and the words of
+    the base the synonym table gives for them (lib/answer/selection.glossary_note)."""
     blocks = selection.second_look_blocks(prepared.blocks)
     kept = {b.entry_id for b in blocks}
     conflicts = [c for c in prepared.conflicts if kept & set(c.entry_ids)]
+    glossary = selection.glossary_note(getattr(getattr(prepared.retrieval, "plan", None), "synonyms", None),
+                                       prepared.synonyms)
+    note = selection.SECOND_LOOK_NOTE + ("\n" + glossary if glossary else "")
     messages = prompt.build_messages(prepared.question, blocks, conflicts, prepared.history,
-                                     max_context_chars=prepared.plan["max_chars"], strict_note=selection.SECOND_LOOK_NOTE)
+                                     max_context_chars=prepared.plan["max_chars"], strict_note=note)
     messages[0] = prepared.messages[0]
     content, units = selection.number_context(messages[-1]["content"])
     messages[-1] = dict(messages[-1], content=content)
