@@ -306,8 +306,10 @@ class PvKbAgent(models.AbstractModel):
                     # the amount of a payment the base names at most in passing: a neighbour's value is no answer
                     payment = gate.unvalued_payment(question, self.env["pv.kb.fact"]._valued_words(),
                                                     chunks._synonym_terms())
-                    if payment:
-                        verdict = gate.Verdict(True, "unvalued_payment", [], subject=payment)
+                    levy = None if payment else gate.unrated_levy(question, *self.env["pv.kb.fact"]._levy_units())
+                    if payment or levy:
+                        verdict = gate.Verdict(True, "unvalued_payment" if payment else "unrated_levy", [],
+                                               subject=payment or levy)
                 if verdict.refuse:
                     prepared.verdict = verdict
                     return prepared

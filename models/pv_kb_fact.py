@@ -34,6 +34,8 @@ class _Base:
     index: shortlist.FactIndex | None = None     # built on first use (lib/facts/shortlist.py)
     links: frozenset | None = None                # the synonym table's word pairs (concepts.synonym_links)
     valued: frozenset | None = None               # the words the base gives values for (lib/answer/payments)
+    titled: frozenset = frozenset()               # the words of its titles, tags and headings
+    units: dict | None = None                     # the units each word of a fact label is valued in
 
 
 _CACHE: dict[str, _Base] = {}
@@ -254,6 +256,17 @@ class PvKbFact(models.Model):
     def _valued_words(self):
         """The words the active base gives values for (lib/answer/payments.valued_words): its entries' titles,
         tags and headings, its facts' labels, column headers and captions; once per change of the base."""
+        base = self._payment_words()
+        return base.valued
+
+    @api.model
+    def _levy_units(self):
+        """(units by label word, title words) of the active base for lib/answer/payments.unrated_levy."""
+        base = self._payment_words()
+        return base.units, base.titled
+
+    @api.model
+    def _payment_words(self):
         base = self._base()
         if base.valued is None:
             self.env.cr.execute("""
@@ -264,9 +277,11 @@ class PvKbFact(models.Model):
                  UNION ALL
                 SELECT c.heading_path FROM pv_kb_chunk c JOIN pv_kb_entry e ON e.id = c.entry_id WHERE e.active""")
             titles = [text for (text,) in self.env.cr.fetchall()]
-            base.valued = payments.valued_words(
-                titles, (text for f in base.facts for text in (f.label, f.column_header, f.caption)))
-        return base.valued
+            labels = [(text, f.value.unit) for f in base.facts for text in (f.label, f.column_header, f.caption)]
+            base.titled = payments.valued_words(titles, ())
+            base.units = payments.label_units(labels)
+            base.valued = payments.valued_words(titles, (text for text, _unit in labels))   # set last: the flag
+        return base
 
     @api.model
     def _shortlist(self, question):

@@ -68,6 +68,8 @@ def refusal_answer(verdict: Verdict) -> str:
     text = REFUSAL_TEXT
     if verdict.subject and verdict.reason == "unvalued_payment":
         text = f"Einen Betrag oder Satz für „{verdict.subject}“ enthält die Wissensbasis nicht."
+    elif verdict.subject and verdict.reason == "unrated_levy":
+        text = f"Einen Prozentsatz für „{verdict.subject}“ enthält die Wissensbasis nicht."
     elif verdict.subject:
         text = f"Zu „{verdict.subject}“ enthält die Wissensbasis keine Aussage."
     if verdict.topics:
@@ -315,13 +317,19 @@ def unvalued_payment(question: str, valued, synonym_terms=frozenset()) -> str | 
     """The payment a clause of the asking sentence asks an amount of that the base gives no value for
     (lib/answer/payments.unvalued_payment; "Wie viel Krankengeld zahlt die ÖGK – wie viel Prozent …?" asks it in
     its first clause); ``valued``: payments.valued_words of the active base."""
+    return _in_a_clause(question, lambda clause: payments.unvalued_payment(clause, valued, synonym_terms))
+
+
+def unrated_levy(question: str, units, titled=frozenset()) -> str | None:
+    """The levy a clause of the asking sentence asks the rate of that the base values only in other units
+    (lib/answer/payments.unrated_levy)."""
+    return _in_a_clause(question, lambda clause: payments.unrated_levy(clause, units, titled))
+
+
+def _in_a_clause(question: str, check):
     sentence = re.split(r"(?<=[.!?])\s+", (question or "").strip())[-1]
     cuts = [0, *(m.end() for m in _ASKING_CLAUSE.finditer(sentence)), len(sentence)]
-    for start, end in zip(cuts, cuts[1:]):
-        payment = payments.unvalued_payment(sentence[start:end], valued, synonym_terms)
-        if payment:
-            return payment
-    return None
+    return next(filter(None, (check(sentence[start:end]) for start, end in zip(cuts, cuts[1:]))), None)
 
 
 # the kinds of payment a hyphenated subject may name after what it is paid for ("Homeoffice-Pauschale",

@@ -12,6 +12,8 @@ of another payment.
 - :func:`unvalued_payment`: the payment the asking sentence asks an amount of that is none of those words, no
   synonym-table term, and no other name of a payment the base values ("Pendlergeld" beside the
   "Pendlerpauschale"): the gate declines it before any search result is quoted.
+- :func:`unrated_levy`: the rate asked of a levy the base values only in other units ("Wie viel Prozent beträgt
+  die Dienstgeberabgabe?" beside its Grenze in €).
 - :func:`unvalued_institution`: the same for an institution named by its letters ("die AUVA"), checked on the
   passages an answer quotes.
 """
@@ -56,6 +58,41 @@ def valued_words(titles: Iterable[str], labels: Iterable[str]) -> frozenset:
         tokens = re.findall(r"\w+", fold_plain(text or ""))
         words.update(w for i, w in enumerate(tokens) if not (i and tokens[i - 1] in _CONDITION_WORDS))
     return frozenset(words)
+
+
+def label_units(labels: Iterable[tuple[str, str]]) -> dict[str, frozenset]:
+    """The units the base values each word in: ``labels`` are (label text, unit) pairs of its facts (row label,
+    column header and caption, each with its value's unit); every folded word of a label gets the unit."""
+    units: dict[str, set] = {}
+    for text, unit in labels:
+        for word in re.findall(r"\w+", fold_plain(text or "")):
+            units.setdefault(word, set()).add(unit or "")
+    return {word: frozenset(found) for word, found in units.items()}
+
+
+# a levy whose rate is asked ("Wie viel Prozent beträgt die Dienstgeberabgabe?"), and the words that ask a rate
+_LEVY_RE = re.compile(r"(?:abgabe|abgaben|umlage|beitrag|steuer)$")
+_RATE_ASK_RE = re.compile(r"\b(?:[Pp]rozent\w*|Satz|Sätze|Beitragssatz)\b")
+
+
+def unrated_levy(asking: str, label_units_of: dict, titled: frozenset = frozenset()) -> str | None:
+    """The levy (as the question writes it) whose rate the asking sentence asks when the base values it, but
+    only in other units: "Wie viel Prozent beträgt die Dienstgeberabgabe?" beside "Grenze für die
+    Dienstgeberabgabe: € 777,66". ``label_units_of``: :func:`label_units` of the base; ``titled``: words of
+    entry titles, tags and headings (their units are unknown: no decision). Else None."""
+    if asked_units(asking) - {"%", "Prozentpunkte"} or "%" not in asked_units(asking):
+        return None
+    rate = _RATE_ASK_RE.search(asking)
+    # the levy the rate is asked of comes after the ask ("Mit welchem Prozentsatz wird die Dienstgeberabgabe
+    # …"); one named before it is another ask's ("Fällt die Dienstgeberabgabe an, und … – mit welchem Satz?")
+    for raw in _WORD_RE.findall(asking[rate.end():] if rate else ""):
+        word = fold_plain(raw.replace("-", ""))
+        if not raw[:1].isupper() or len(word) < _MIN_PAYMENT or not _LEVY_RE.search(word):
+            continue
+        units = set().union(*(label_units_of.get(f, ()) for f in _forms(word)))
+        if units and "%" not in units and not _forms(word) & titled:
+            return raw
+    return None
 
 
 def _forms(word: str) -> set[str]:

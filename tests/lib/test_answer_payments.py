@@ -58,3 +58,36 @@ def test_the_refusal_names_the_payment_and_says_what_is_missing():
     assert text == "Einen Betrag oder Satz für „Kinderbetreuungsgeld“ enthält die Wissensbasis nicht."
     assert gate.refusal_answer(gate.Verdict(True, "unknown_subject", [], subject="Kurzarbeit")) \
         == "Zu „Kurzarbeit“ enthält die Wissensbasis keine Aussage."
+
+
+_UNITS = payments.label_units([("Grenze für die Dienstgeberabgabe (1,5-fach)", "€"), ("Kommunalsteuer", "%"),
+                               ("Dienstgeberbeitrag", "%"), ("Dienstgeberbeitrag bis 2024", "€")])
+
+
+def test_label_units_gather_every_unit_a_word_is_valued_in():
+    assert _UNITS["dienstgeberabgabe"] == frozenset({"€"})
+    assert _UNITS["dienstgeberbeitrag"] == frozenset({"%", "€"})
+
+
+def test_the_rate_of_a_levy_valued_only_in_euro_is_unrated():
+    asked = "Wie viel Prozent beträgt die pauschale Dienstgeberabgabe für geringfügig Beschäftigte?"
+    assert payments.unrated_levy(asked, _UNITS) == "Dienstgeberabgabe"
+    assert payments.unrated_levy("Mit welchem Prozentsatz wird die Dienstgeberabgabe berechnet?", _UNITS) \
+        == "Dienstgeberabgabe"
+    # a rate the base holds, an amount asked, a levy the base does not value at all: no decision here
+    assert payments.unrated_levy("Wie viel Prozent beträgt die Kommunalsteuer?", _UNITS) is None
+    assert payments.unrated_levy("Wie viel Prozent beträgt der Dienstgeberbeitrag?", _UNITS) is None
+    assert payments.unrated_levy("Ab welcher Summe fällt die Dienstgeberabgabe an?", _UNITS) is None
+    assert payments.unrated_levy("Wie viel Prozent beträgt die Werbeabgabe?", _UNITS) is None
+    # a title names it: its units are unknown
+    assert payments.unrated_levy(asked, _UNITS, frozenset({"dienstgeberabgabe"})) is None
+
+
+def test_the_levy_must_be_what_the_rate_is_asked_of():
+    asked = ("Fällt die Dienstgeberabgabe an, und müssen wir für sie auch in die Vorsorgekasse einzahlen – "
+             "mit welchem Satz?")
+    assert payments.unrated_levy(asked, _UNITS) is None
+    assert gate.unrated_levy("Wir liegen darüber. Mit wie viel Prozent wird die Dienstgeberabgabe berechnet?",
+                             _UNITS) == "Dienstgeberabgabe"
+    text = gate.refusal_answer(gate.Verdict(True, "unrated_levy", [], subject="Dienstgeberabgabe"))
+    assert text == "Einen Prozentsatz für „Dienstgeberabgabe“ enthält die Wissensbasis nicht."
