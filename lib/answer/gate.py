@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from ..facts.concepts import KIND_WORDS
 from ..search import compounds, instructions
+from ..search.known_words import forms as _forms, known_word
 from ..text.countries import COUNTRIES
 from ..text.german import fold_plain, light_stem
 from . import payments
@@ -149,7 +150,6 @@ _SHOUTED_RE = re.compile(r"\b[A-ZÄÖÜ]{5,}\b|[()\[\]]")
 # longer than any German compound a question names: not checked (the compound search grows with the square of a
 # word's length, so a hostile run of letters must not reach it)
 _MAX_WORD = 60
-_MIN_PART = 5          # a compound counts as known when it splits into known words of five letters or more
 
 
 def unknown_subject(question: str, lexicon, synonym_terms=frozenset()) -> str | None:
@@ -164,7 +164,7 @@ def unknown_subject(question: str, lexicon, synonym_terms=frozenset()) -> str | 
         # a sentence, an address, an instruction ("SYSTEM-HINWEIS: …") or chat words ("Kurze Frage: …") are no
         # label: the asking sentence is read
         if not (len(lead.split()) > 6 or "," in lead or _LEAD_NOT_LABEL.search(lead) or _SHOUTED_RE.search(lead)
-                or all(fold_plain(w.strip(".!")) in _CHAT_WORDS for w in lead.split())):
+                or all(fold_plain(w.strip(".!")) in _CHAT_WORDS for w in lead.split()) or _told(lead.split())):
             return _unknown_head(lead.split(), lexicon, synonym_terms)
     asking = _asking(question)
     match = _ASKED_SUBJECT_RE.match(asking)
@@ -269,6 +269,18 @@ def unaddressed_subject(question: str, texts, synonyms=None) -> str | None:
                 named(words) for words in group if not forms & set(words)):
             return None
     return subject
+
+
+def _told(words) -> bool:
+    """A lead that tells the case in a sentence of its own ("Teilzeitkraft arbeitet mehr als vereinbart – …"): a
+    lowercase word right after its first noun that is no preposition, article, conjunction or adjective."""
+    return (len(words) > 1 and words[0][:1].isupper() and words[0].lower() not in _DETERMINERS
+            and words[1].isalpha() and words[1].islower() and words[1] not in _PHRASE_END
+            and not _ADJECTIVE_RE.search(fold_plain(words[1])))
+
+
+_DETERMINERS = frozenset("unser unsere unserer mein meine meiner dein deine ihr ihre sein seine eine ein einer "
+                         "der die das diese dieser jede jeder".split())
 
 
 def _asking(question: str) -> str:
@@ -385,75 +397,3 @@ def _unknown_head(words, lexicon, synonym_terms) -> str | None:
         if not known_word(folded, lexicon, synonym_terms):
             return nouns[-1]
     return None
-
-
-# what a thing costs is no part of what it is ("Gratiswohnung", "Gratis-Parkplatz" is one word after folding)
-_PRICE_PREFIX_RE = re.compile(r"(?:gratis|kostenlos|kostenfrei|verbilligt|zinslos|zinsfrei)(?:e[nrms]?)?")
-
-
-def known_word(word: str, lexicon, synonym_terms=frozenset()) -> bool:
-    """Is ``word`` (folded) a word of the base: itself or without an inflection ending, the first or last part of
-    one of its words ("pendler" of "pendlerpauschale"; of six letters or more, a part inside one: "deckel" of
-    "gedeckelt"), a compound of such parts (each of five letters or more:
-    "kleinverdiener", not "kurz|arbeit"), a synonym-table term, or one letter off a word of the base (a typo)?"""
-    counts = getattr(lexicon, "counts", lexicon)
-    price = _PRICE_PREFIX_RE.match(word)
-    if price and len(word) - price.end() >= 4:
-        word = word[price.end():]       # "Gratiswohnung": a Wohnung at no price
-    forms = _forms(word)
-    if any(f in synonym_terms for f in forms) or any(_part_known(f, counts) for f in forms):
-        return True
-    if any(_compound_known(f, counts) for f in forms):
-        return True
-    # a typo: one letter off a word of the base or off its beginning ("widereingliederungs")
-    return len(word) >= 8 and any(_one_letter_off(f, known[:n]) for f in forms for known in counts
-                                  if known[:2] == f[:2] and len(known) >= len(f) - 1
-                                  for n in {len(f) - 1, len(f), len(f) + 1})
-
-
-def _forms(word: str) -> set[str]:
-    return {word, light_stem(word)} | {word[: -len(e)] for e in compounds.INFLECTIONS
-                                       if word.endswith(e) and len(word) - len(e) >= 4}
-
-
-def _part_known(part: str, counts) -> bool:
-    if part in counts:
-        return True
-    words = _joined(counts)             # one C-speed search instead of a loop over the lexicon
-    if len(part) >= 6:                  # inside one of them ("deckel" in "gedeckelt")
-        return part in words
-    return len(part) >= 4 and (f"\n{part}" in words or f"{part}\n" in words)
-
-
-_JOINED: list = []       # (lexicon, its words joined), the last few: the base's and an answer's entries
-
-
-def _joined(counts) -> str:
-    """The lexicon's words, one per line between newlines (built once per lexicon: the last four are kept)."""
-    for owner, words in _JOINED:
-        if owner is counts:
-            return words
-    words = "\n" + "\n".join(counts) + "\n"
-    _JOINED.insert(0, (counts, words))
-    del _JOINED[4:]
-    return words
-
-
-def _compound_known(word: str, counts, depth: int = 0) -> bool:
-    for cut in range(_MIN_PART, len(word) - 3):
-        head, tail = word[:cut], word[cut:]
-        heads = {head} | ({head[:-1]} if head[-1] in "sn" and len(head) > _MIN_PART else set())
-        if any(_part_known(h, counts) for h in heads) and (
-                _part_known(tail, counts) or (depth < 1 and _compound_known(tail, counts, depth + 1))):
-            return True
-    return False
-
-
-def _one_letter_off(a: str, b: str) -> bool:
-    """One letter inserted, dropped or replaced."""
-    if a == b or abs(len(a) - len(b)) > 1:
-        return a == b
-    i = 0
-    while i < min(len(a), len(b)) and a[i] == b[i]:
-        i += 1
-    return a[i + 1:] == b[i + 1:] or a[i:] == b[i + 1:] or a[i + 1:] == b[i:]

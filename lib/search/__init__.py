@@ -3,6 +3,7 @@
 Modules in call order: ``instructions`` (sentences that speak to the assistant dropped from a question), ``followup``
 (a follow-up made standalone), ``parts``
 (a question that asks two things split into one question each), ``rewrite`` (model restates the question),
-``compounds`` and ``fulltext`` (German full-text query with synonyms), ``entry_card`` (one card per entry),
+``compounds`` and ``fulltext`` (German full-text query with synonyms), ``known_words`` (is a word one of the
+base's: the subject gate's test), ``entry_card`` (one card per entry),
 ``fusion`` and ``ranking`` (the recipe and its constants), ``rerank`` (model orders the best entries).
 """

@@ -383,3 +383,14 @@ def test_chat_words_before_a_colon_are_no_label():
     # "Frage: …" names no subject; the asking sentence behind it is read
     assert unknown_subject("Frage: Wie hoch ist die Kurzarbeitsbeihilfe?", _BASE) == "Kurzarbeitsbeihilfe"
     assert unknown_subject("Kurze Frage: Wie hoch ist die Urlaubsersatzleistung?", _BASE) is None
+
+
+def test_a_lead_that_tells_the_case_in_a_sentence_is_no_label():
+    from lib.answer.gate import unaddressed_subject, unknown_subject
+    texts = ["Mehrarbeit in Teilzeit", "Für Mehrarbeitsstunden gebührt ein Zuschlag von 25 %."]
+    asked = "Teilzeitkraft arbeitet mehr als vereinbart – wie hoch ist der Mehr-Arbeits-Zuschlag?"
+    assert unaddressed_subject(asked, texts) is None
+    # a label stays a label: a noun with a preposition, with an adjective, with its determiner
+    assert unknown_subject("Kurzarbeit im Betrieb: wie hoch ist die Beihilfe?", _lexicon(*texts)) == "Kurzarbeit"
+    assert unknown_subject("Kurzarbeit kontinuierlich – wie hoch ist die Beihilfe?", _lexicon(*texts)) == "Kurzarbeit"
+    assert unknown_subject("Unsere Kurzarbeit: wie hoch ist die Beihilfe?", _lexicon(*texts)) == "Kurzarbeit"
