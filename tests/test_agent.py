@@ -103,6 +103,13 @@ class TestAgent(AgentCase):
         self.assertNotIn("Einen Betrag oder Satz", result.answer or "")
         self.assertTrue(self.chat_requests())
 
+    def test_a_question_how_to_hide_pay_from_the_authorities_is_declined_without_search(self):
+        from odoo.addons.pv_kb.lib.answer.gate import EVASION_TEXT
+        result = self.agent._ask("Wie zahlen wir die Überstunden bar aus, damit Finanzamt und ÖGK nichts merken?")
+        self.assertEqual((result.status, result.answer, result.cited_ids), ("verweigert", EVASION_TEXT, []))
+        self.assertEqual(self.chat_requests(), [])
+        self.assertEqual(result.retrieved_ids, [], "nothing of the base is searched for it")
+
     def test_hallucinated_id_triggers_one_regeneration_then_the_quotes_not_the_text(self):
         self.standin.script_chat(["Der Freibetrag beträgt € 620 [lb-xx-99] (Stand 2025-01).",
                                   "Der Freibetrag beträgt € 620 [lb-xx-98] (Stand 2025-01)."])

@@ -64,11 +64,17 @@ def decide(evidence: Evidence, dense_floor: float | None = None) -> Verdict:
     return Verdict(False, "evidence", evidence.topics[:3])
 
 
+EVASION_TEXT = ("Dabei helfe ich nicht: Entgelt an der Sozialversicherung und am Finanzamt vorbei auszuzahlen ist "
+                "unzulässig. Die Wissensbasis beschreibt die korrekte Abrechnung; fragen Sie gern danach.")
+
+
 def refusal_answer(verdict: Verdict) -> str:
     """The honest refusal, naming the nearest clusters when there are any."""
     text = REFUSAL_TEXT
     if verdict.subject and verdict.reason == "unvalued_payment":
         text = f"Einen Betrag oder Satz für „{verdict.subject}“ enthält die Wissensbasis nicht."
+    elif verdict.reason == "evasion":
+        text = EVASION_TEXT
     elif verdict.subject and verdict.reason == "unrated_levy":
         text = f"Einen Prozentsatz für „{verdict.subject}“ enthält die Wissensbasis nicht."
     elif verdict.subject:
@@ -112,6 +118,8 @@ zur an am auf ohne über unter pro je seit vor ab bis bzw""".split())
 _PERSON_WORDS = frozenset("""herr frau hr fr kollege kollegin mitarbeiter mitarbeiterin ma dn an arbeitnehmer
 arbeitnehmerin dienstnehmer dienstnehmerin angestellter angestellte arbeiter arbeiterin lehrling kunde kundin klient
 klientin mandant mandantin chef chefin""".split())
+# a person named by what they do ("Außendienstler", "Monteur", "Techniker", "Teilzeitkraft", "Kanalarbeiter")
+_PERSON_RE = re.compile(r"..(?:ler|eur|iker|kraft|kraefte|arbeiter|nehmer|angestellte|angestellter)(?:in|innen|s|n)?$")
 _CHAT_WORDS = frozenset("""frage fragen kurze kurz bitte hallo hilfe info thema achtung hinweis beispiel notiz nachtrag
 dringend eilig danke servus update nochmal noch eine einer zweite letzte neue rueckfrage nachfrage anfrage""".split())
 # nouns that name a share or a kind of something, not a subject ("Welcher Teil vom Jahresverdienst …")
@@ -275,10 +283,12 @@ def _told(words) -> bool:
     """A lead that tells the case in a sentence of its own ("Teilzeitkraft arbeitet mehr als vereinbart – …"): a
     lowercase word right after its first noun that is no preposition, article, conjunction or adjective."""
     return (len(words) > 1 and words[0][:1].isupper() and words[0].lower() not in _DETERMINERS
-            and words[1].isalpha() and words[1].islower() and words[1] not in _PHRASE_END
-            and not _ADJECTIVE_RE.search(fold_plain(words[1])))
+            and words[1].isalpha() and words[1].islower() and words[1] not in _PHRASE_END | _NOT_VERBS
+            and words[1].endswith(("t", "en")) and not _ADJECTIVE_RE.search(fold_plain(words[1])))
 
 
+_NOT_VERBS = frozenset("privat nicht jetzt oft erst sonst bereits meist selbst zuletzt gesamt mitten neben unten oben "
+                       "weit direkt komplett fast halt".split())
 _DETERMINERS = frozenset("unser unsere unserer mein meine meiner dein deine ihr ihre sein seine eine ein einer "
                          "der die das diese dieser jede jeder".split())
 
@@ -387,7 +397,8 @@ def _unknown_head(words, lexicon, synonym_terms) -> str | None:
             break
         run.append(word)
     nouns = [w for w in run if w[:1].isupper() and any(c.isalpha() for c in w)]
-    if not nouns or any(fold_plain(p) in _PERSON_WORDS for w in run for p in re.split(r"[-/]", w)):
+    if not nouns or any(fold_plain(p) in _PERSON_WORDS or _PERSON_RE.search(fold_plain(p))
+                        for w in run for p in re.split(r"[-/]", w)):
         return None          # no noun, or a person's case ("Frau Maier: …"), not a subject
     for piece in re.split(r"[-/]", nouns[-1]):
         folded = fold_plain(piece)

@@ -74,7 +74,7 @@ abgeben abgegeben abzugeben einreichen eingereicht einzureichen abführen abgef�
 gezahlt bezahlt ausbezahlt ausgezahlt gemeldet melden erstatten erstattet binnen innerhalb macht machen ausmachen
 einhalten einzuhalten beachten gedauert langem langen längerem längeren angefallen anfiel damals nachprüfen prüfen
 gegolten trifft anzusetzen anzuwenden anwenden angewendet heranzuziehen vorlegt vorlegen vorgelegt vorweist vorweisen
-planen plant geplant
+planen plant geplant aufrollung aufrollen aufrolle aufgerollt
 pflicht verpflichtend machen durchführen durchzuführen zuhause daheim garage versteuert versteuern besteuert besteuern
 firma nix nichts kriegt kriegen kriege krieg
 ihre ihrer ihren seine seiner seinen samt gearbeitet möchte möchten will wollen

@@ -161,3 +161,18 @@ def commands_statement(text: str) -> bool:
     if _CLAIM_CHECK.search(text) and _OVERRIDE.search(text) and _UNSOURCED.search(text):
         return True
     return bool(_COMMAND.search(text) and _UNSOURCED.search(text))
+
+
+# a question that asks how to hide pay from the authorities ("damit ÖGK und Finanzamt nichts merken", "schwarz
+# auszahlen", "am Finanzamt vorbei"): no value of the base helps it, and none is quoted
+_EVASION = re.compile(
+    r"\b(?:damit|sodass|so\s+dass|ohne\s+dass)\b[^.?!]{0,80}?\b(?:nichts|nicht|keiner|niemand)\s+"
+    r"(?:merk\w*|mitbekomm\w*|mitkrieg\w*|erfähr\w*|erfahr\w*|auffällt|auffallen|sieht|sehen)"
+    r"|\bschwarz\s+(?:aus)?(?:zu)?(?:zahlen|bezahlen|arbeiten|beschäftigen|anstellen)\b|\bschwarzgeld\w*"
+    r"|\bam\s+(?:finanzamt|fiskus|fa|der\s+ögk|der\s+kasse|der\s+sozialversicherung)\s+vorbei\b"
+    r"|\bunter\s+der\s+hand\b|\b(?:verschleiern|vertuschen)\b", re.I)
+
+
+def asks_evasion(text: str) -> bool:
+    """Does ``text`` ask how to keep pay hidden from the tax office or the social insurance?"""
+    return bool(_EVASION.search((text or "")[:2000]))

@@ -155,7 +155,7 @@ def _joinable(body, m, left, right):
         return False
     if any(w.lower() in ("zusammen", "gemeinsam", "insgesamt") for w in rw[:4]):
         return False                    # "Urlaubszuschuss und Weihnachtsremuneration 2025 zusammen": one sum
-    if any(w.lower() in ("gegenseitig", "einander", "miteinander", "abwechselnd") for w in rw):
+    if any(w.lower() in ("gegenseitig", "einander", "miteinander", "untereinander", "abwechselnd") for w in rw):
         return False                    # "Wie oft dürfen sich Mama und Papa … gegenseitig ablösen?": one subject
     second = next((w for w in rw if w.lower() not in _ARTICLES), "")
     if _SPECIAL_PAYMENT.match(lw[-1]) and _SPECIAL_PAYMENT.match(second):

@@ -394,3 +394,15 @@ def test_a_lead_that_tells_the_case_in_a_sentence_is_no_label():
     assert unknown_subject("Kurzarbeit im Betrieb: wie hoch ist die Beihilfe?", _lexicon(*texts)) == "Kurzarbeit"
     assert unknown_subject("Kurzarbeit kontinuierlich – wie hoch ist die Beihilfe?", _lexicon(*texts)) == "Kurzarbeit"
     assert unknown_subject("Unsere Kurzarbeit: wie hoch ist die Beihilfe?", _lexicon(*texts)) == "Kurzarbeit"
+    # an adverb after the noun is no verb: the lead stays a label
+    assert unknown_subject("Firmenhandy auch privat genutzt – Sachbezug?", _lexicon(*texts)) == "Firmenhandy"
+
+
+def test_a_label_that_names_a_person_by_their_work_is_a_case():
+    from lib.answer.gate import unaddressed_subject
+    mileage = ["Kilometergeld", "Seit 2025 beträgt das Kilometergeld € 0,50 pro km für Pkw.",
+               "Das Taggeld beträgt € 30 pro Tag."]
+    for asked in ("Außendienstler 2025: 180 km mit dem eigenen Auto. Was darf ich ihm steuerfrei zahlen?",
+                  "Monteur auf Dienstreise: wie viel Taggeld?", "Kanalarbeiter: wie viel Kilometergeld?"):
+        assert unaddressed_subject(asked, mileage) is None, asked
+    assert unaddressed_subject("Wallbox: wie viel Kilometergeld?", mileage) == "Wallbox"

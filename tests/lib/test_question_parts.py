@@ -75,6 +75,7 @@ def test_split_writes_each_ask_as_a_question(question, expected):
     "Wie hoch ist die Geringfügigkeitsgrenze 2025?",
     "Urlaubsgeld, Weihnachtsgeld – wie viel Prozent jeweils?",              # "jeweils" without two joined subjects
     "Wie oft dürfen sich Mama und Papa bei der Babypause gegenseitig ablösen?",   # one subject of two persons
+    "Wie oft dürfen Mama und Papa die Elternzeit untereinander tauschen?",
     "Wenn nur ich daheim bleibe und mein Mann gar nicht, bis wann darf ich in Karenz bleiben?",   # a condition
     "",
 ])
