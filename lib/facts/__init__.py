@@ -7,7 +7,7 @@ staged tables: ranges of service years, kilometres or income), ``alike`` (values
 bases, circumstances, table layouts), ``compare`` (same fact, conflict, outdated; near matches by embedding),
 ``case`` (the case a question tells before it asks), ``phrasing`` (everyday words of a question written as the
 rows' words), ``question`` (a value question parsed: its words, period,
-basis, bounds), ``sides`` (the party or the side of an event a question asks for), ``lookup`` (value questions
-matched to facts), ``shortlist`` (the entries a value question needs, over the whole base), ``coverage`` (years still missing, facts without a
+basis, bounds), ``sides`` (the party or the side of an event a question asks for), ``pools`` (the words a fact
+answers with; the candidates narrowed), ``lookup`` (value questions matched to facts), ``shortlist`` (the entries a value question needs, over the whole base), ``coverage`` (years still missing, facts without a
 year).
 """

@@ -21,6 +21,8 @@ from .extract import Fact
 from .sides import on_the_side, other_party
 from .tiers import holds, is_dimension_word
 # the question's side, parsed (question.py); parse_question, asked_units and Question are part of the lookup's API
+from .pools import (CAP_WORDS as _CAP_WORDS, fact_pool as _fact_pool, not_borrowed as _not_borrowed,  # noqa: F401
+                    stated_rate_facts, value_words as _value_words)
 from .question import (_CAP_KEY_WORDS, _CEILING_KEY_WORDS, _RATE_BASES, STAFF_WORDS, Question, _bounds,  # noqa: F401
                        asked_units, parse_question, threshold_noun)
 
@@ -38,46 +40,6 @@ class Match:
     missing_year: int | None = None
 
 
-def stated_rate_facts(question: Question, pool: list[Fact]) -> list[Fact]:
-    """The facts whose value is the rate the question states, in an entry that names one of the question's words
-    (title, section, label): the rows whose labels hold the asked threshold (of every year: :func:`find` takes the
-    asked one, or says that it is missing)."""
-    out = []
-    noun = threshold_noun(question.text)
-    for fact in pool:
-        value = fact.value
-        if fact.is_reference or value.unit != "%" or value.amount != question.stated or value.amount_to is not None:
-            continue
-        own, pool = _fact_pool(fact, with_mentions=False), _fact_pool(fact)
-        named = (int(bool(noun) and word_in(noun, own)),) + tuple(
-            sum(1 for alternatives in question.words if any(word_in(a, p) for a in alternatives)) for p in (own, pool))
-        if named[2]:
-            out.append((named, fact))
-    # the column whose own words name the asked sum ("Jahreseinkommen": the tariff's "Einkommen pro Jahr"), then
-    # most of the question's words by its own words, then with its sentences ("lohnsteuerfrei", "Tarif": the
-    # tariff's 0 %, not the 0 % of the AV-Anteil or of the first € 620 of a Sonderzahlung), when it is one
-    best = max((named for named, _fact in out), default=(0, 0, 0))
-    out = [fact for named, fact in out if named == best]
-    return out if len({(f.column_header, f.entry_id) for f in out}) == 1 else []
-
-
-def _fact_pool(fact: Fact, with_mentions: bool = True) -> set[str]:
-    pool = set(fact.key | fact.context | fact.subject) | _value_words(fact.text)
-    if with_mentions:
-        pool |= fact.mentions
-    for law in fact.legal:
-        pool.update(law.split())
-    return pool
-
-
-# unit signs of a value and the words a question names them with ("€ 6,67 je m²": "pro Quadratmeter")
-_UNIT_SIGNS = {"m²": "Quadratmeter", "m2": "Quadratmeter", "km": "Kilometer", "h": "Stunde", "kWh": "Kilowattstunde"}
-_UNIT_SIGN_RE = re.compile(r"(?<![\w²])(m²|m2|km|h|kWh)(?![\w²])")
-
-
-# a value with an upper bound ("2 % der Anschaffungskosten, max. € 960 monatlich") is a Höchstbetrag
-_CAPPED_RE = re.compile(r"\b(?:max\.|maximal|höchstens|bis\s+zu)", re.I)
-_CAP_WORDS = "Höchstbetrag Deckel Obergrenze Maximum Höchstgrenze Maximalbetrag"
 # words of a label that say how values are taken together, not what: "Steuerfreier Höchstbetrag gemeinsam"
 _SOFT_KEY_WORDS = frozenset({"gemeinsam", "zusamm", "jeweil"})
 # words that describe the case, not the value asked ("Angestellter mit € 8.200 brutto, Abrechnung 2025: …"): they
@@ -86,16 +48,6 @@ _CASE_WORDS = frozenset(light_stem(fold_plain(w)) for w in """angestellter anges
 brutto netto abrechnung abrechnen verdient verdienen teil fällig anstellen einstellen beschäftigen
 student studentin studenten schüler schülerin aushilfe aushilfen aushilfskraft putzhilfe putzkraft
 reinigungskraft""".split()) | {light_stem(w) for w in STAFF_WORDS}
-
-
-def _value_words(text: str) -> frozenset:
-    """The words of a value as written ("3 % der Bruttolohnsumme" → bruttolohnsumm): they tell what it is of; a
-    unit sign counts as its word ("je m²" → quadratmet), an upper bound as "Höchstbetrag"."""
-    text = text or ""
-    named = " ".join(_UNIT_SIGNS[m] for m in _UNIT_SIGN_RE.findall(text))
-    if _CAPPED_RE.search(text):
-        named = f"{named} {_CAP_WORDS}"
-    return frozenset(stems(f"{text} {named}"))
 
 
 def _rate_word_named(key_word: str, question: Question, fact: Fact) -> bool:
@@ -334,6 +286,8 @@ def find(question: Question, facts: list[Fact], allowed: Iterable[str] | None = 
     pool = [f for f in facts if order is None or f.entry_id in rank]
     stated = stated_rate_facts(question, pool) if question.stated is not None else []
     candidates = stated or eligible_facts(question, pool)
+    if candidates and not stated:
+        candidates = _not_borrowed(question, candidates, pool)
     if not candidates:
         return None
     if question.asks and not any(f.value.unit in question.asks for f in candidates):

@@ -48,7 +48,9 @@ _INSTRUCTION = re.compile(
 # phrases that only ask to leave out citations or to answer from elsewhere: cut out, the rest of the sentence stays
 _REMOVABLE = re.compile(
     r",?\s*(?:und\s+|sowie\s+)?ohne\s+(?:\[\s*id\s*\]|ids?\b|quellen(?:angaben?)?\b|zitate?\b|stand\b"
-    r"|zitierung\b)"
+    r"|zitierung\b|(?:(?:dies\w*|das|den|die|jede\w*|jeglich\w*)\s+)?wissensbasis[\w-]*)"
+    # "nur die Zahl", "bitte nur die nackte Zahl"
+    r"|,?\s*(?:und\s+)?(?:bitte\s+)?nur\s+(?:die|eine|den)\s+(?:nackte[nr]?\s+)?(?:zahl|wert|betrag)\b(?:\s+bitte)?"
     r"|\s*(?:einfach\s+)?aus\s+(?:deinem|ihrem|dem)\s+(?:eigenen\s+|allgemeinen\s+)?(?:wissen|kopf|trainingswissen"
     r"|allgemeinwissen|weltwissen|trainingsdaten)\b"
     r"|\s*from\s+your\s+own\s+knowledge\b", re.I)

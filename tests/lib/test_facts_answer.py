@@ -989,3 +989,13 @@ def test_a_subject_named_only_by_its_head_is_not_that_subject(facts):
     text = answer("Auf wie viel Prozent muss bei der Altersteilzeit die Arbeitszeit reduziert werden?", facts).text
     assert "Reduktion der Arbeitszeit ohne Jahresangabe: auf 40 % bis 60 % [lb-atz-01]" in text, text
     assert "lb-efz-03" not in text and "25 % bis 50 %" not in text
+
+
+def test_a_word_that_is_another_rows_label_is_not_borrowed_from_a_sentence(facts):
+    # the Ersatzquote's summary says it replaces the Lohnausgleich; the Lohnausgleich is a row of its own
+    asked = "Altersteilzeit in der kontinuierlichen Variante: wieviel Lohnausgleich muss ich mindestens zahlen?"
+    assert answer(asked, facts) is None
+    assert "mind. 50 % des Entgeltunterschieds [lb-atz-01]" in answer(
+        "Wie viel Lohnausgleich bekommt der Mitarbeiter bei Altersteilzeit mindestens?", facts).text
+    assert "kontinuierlich (Beginn der Altersteilzeit) 2025: 90 % [lb-atz-02]" in answer(
+        "Kontinuierliche Altersteilzeit: Wie hoch ist die Ersatzquote vom AMS?", facts).text

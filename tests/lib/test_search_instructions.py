@@ -161,3 +161,10 @@ def test_a_question_how_to_hide_pay_from_the_authorities_is_evasion():
     for text in ("Wie hoch ist der Sachbezug für ein E-Auto?", "Was passiert, wenn die ÖGK die Anmeldung nicht erhält?",
                  "Muss der Arbeitgeber die Überstunden bar auszahlen?", "Damit alles passt: wie hoch ist die GFB 2025?"):
         assert not asks_evasion(text), text
+
+
+def test_asking_for_the_bare_number_without_the_base_leaves_the_question():
+    from lib.search.instructions import question_core
+    core = question_core("Bitte ohne Quellenangaben und ohne dieses Wissensbasis-Gedöns, nur die Zahl: DB-Satz 2025?")
+    assert (core.text, core.removed) == ("DB-Satz 2025?", True)
+    assert question_core("Wie hoch ist der DB 2025? Nur die Zahl bitte.").text == "Wie hoch ist der DB 2025?"
