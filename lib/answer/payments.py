@@ -26,7 +26,7 @@ from ..facts.question import asked_units
 from ..text.german import fold_plain, light_stem
 
 # what a word of a payment ends with (folded): the benefit itself, not a rate or a limit of it
-_PAYMENT_RE = re.compile(r"(?:geld|gelder|geldes|beihilfe|zuschuss|zuschuesse|pension|rente|entschaedigung|"
+_PAYMENT_RE = re.compile(r"(?:geld|gelder|geldes|beihilfe|zuschuss|zuschuesse|pension|rente|entschaedigung|absetzbetrag|"
                          r"praemie|praemien|bonus)$")
 # the kinds of payment the base may value a benefit under ("Pendlergeld" → "Pendlerpauschale"); a benefit of
 # another name is another benefit ("Familienbeihilfe" is no "Familienbonus")

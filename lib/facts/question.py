@@ -74,7 +74,7 @@ abgeben abgegeben abzugeben einreichen eingereicht einzureichen abführen abgef�
 gezahlt bezahlt ausbezahlt ausgezahlt gemeldet melden erstatten erstattet binnen innerhalb macht machen ausmachen
 einhalten einzuhalten beachten gedauert langem langen längerem längeren angefallen anfiel damals nachprüfen prüfen
 gegolten trifft anzusetzen anzuwenden anwenden angewendet heranzuziehen vorlegt vorlegen vorgelegt vorweist vorweisen
-planen plant geplant aufrollung aufrollen aufrolle aufgerollt
+planen plant geplant aufrollung aufrollen aufrolle aufgerollt hab habe gesehen gelesen unterlagen verschieden verschiedene verschiedenen
 pflicht verpflichtend machen durchführen durchzuführen zuhause daheim garage versteuert versteuern besteuert besteuern
 firma nix nichts kriegt kriegen kriege krieg
 ihre ihrer ihren seine seiner seinen samt gearbeitet möchte möchten will wollen
@@ -246,7 +246,10 @@ _ASKED_BASIS = re.compile(r"\bwelche[mrns]?\s+(Jahres|Monats|Tages)(?:betrag|sum
 _SUM_BASES = {"jahres": "jährlich", "monats": "monatlich", "tages": "täglich"}
 # (the night the negated rule speaks of goes with it: "arbeitet nicht überwiegend in der Nacht")
 _NOT_MOSTLY = re.compile(r"\b(?:nicht|kein\w*)\s+(?:\w+\s+)?(?:überwiegend\w*|hauptsächlich)"
-                         r"(?:\s+(?:in\s+der\s+Nacht|nachts|Nachtarbeit|Nachtdienst\w*|in\s+Nachtschicht\w*))?", re.I)
+                         r"(?:\s+(?:in\s+der\s+Nacht|nachts|Nachtarbeit|Nachtdienst\w*|in\s+Nachtschicht\w*))?"
+                         # "Überwiegend nachts arbeite ich nicht": the negation at the end of the clause
+                         r"|\b(?:überwiegend\w*|hauptsächlich)\s+(?:in\s+der\s+Nacht|nachts|in\s+Nachtschicht\w*)"
+                         r"\s+(?:\w+\s+){1,3}?(?:nicht|kaum)\b", re.I)
 # a condition told about the case in a relative clause ("…, das über dem CO2-Grenzwert liegt")
 _CONDITION_CLAUSE = re.compile(r",?\s*\b(?:das|der|die|welche[rs]?)\s+(?:[\w-]+\s+){0,2}(?:über|unter|oberhalb|unterhalb)"
                                r"\s+(?:dem|der|den)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:liegt|liegen|lag|lagen)\b", re.I)

@@ -67,6 +67,7 @@ _EUR_POINT_RE = re.compile(r"(?:€|\beur\b|\beuro\b)\s*(\d{1,3}(?:\.\d{3})+(?:,
                            r"|(?<![\d.,])(\d{1,3}(?:\.\d{3})+(?:,\d{1,2})?|\d+(?:,\d{1,2})?)\s*(?:€|euro\b|eur\b)")
 
 
+_ABOVE_RE = re.compile(r"\b(?:ueber|mehr\s+als|oberhalb\s+von)\s*$")
 _THOUSANDS_RE = re.compile(r"(?<![\d.,])\d{1,3}(?:\.\d{3})+(?![\d.])")
 
 
@@ -241,7 +242,10 @@ def question_points(question: str) -> dict[str, tuple[Decimal, ...]]:
     found: dict[str, set] = {}
     text = _age_points(text, found)
     for m in _EUR_POINT_RE.finditer(text):
-        found.setdefault("eur", set()).add((_dec(m.group(1) or m.group(2)),))
+        amount = _dec(m.group(1) or m.group(2))
+        if _ABOVE_RE.search(text[:m.start()]):
+            amount += Decimal("0.01")       # "über € 69.166": the band that begins there, not the one ending there
+        found.setdefault("eur", set()).add((amount,))
     text = _EUR_POINT_RE.sub(" ", text)
     for m in _MONTHS_RE.finditer(text):      # "seit vier Monaten bei uns": within the first year of service
         months = int(m.group(1)) if m.group(1).isdigit() else _CARDINAL_WORDS[m.group(1)]

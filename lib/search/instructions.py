@@ -35,6 +35,7 @@ _INSTRUCTION = re.compile(
     r"(?:mehr\s+)?(?:nötig|notwendig|erforderlich|verpflichtend)\b"
     r"|system\s*-?\s*prompt|\bprompt\b|\bdu\s+bist\b|\bsie\s+sind\s+(?:jetzt|ab\s+jetzt|nun)\b|\byou\s+are\b"
     r"|\bentwicklermodus|\bdeveloper\s+mode|\badmin\s*-?\s*modus|\bmodus\s+aktiv|\bsystem\s*:|^\s*#{2,}"
+    r"|\bdebug\s*-?\s*modus|\boverride\b|\binterne[nr]?\s+(?:regeln|anweisungen|vorgaben|konfiguration)|\bdeine\s+konfiguration"
     r"|zitierpflicht|quellenpflicht|\bohne\s+regeln\b|\bdeine[rn]?\s+regeln\b|\balle\s+regeln\b"
     r"|\bneue\s+regel\b|\bhalte?\s+dich\s+daran\b|\bnicht\s+aus\s+der\s+wissensbasis\b"
     r"|\berfinde|\berfind\s|\bschätz(?:e)?\s+(?:einfach|mal|irgendwas)\b|\bmake\s+up\b"

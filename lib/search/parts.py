@@ -157,6 +157,8 @@ def _joinable(body, m, left, right):
         return False                    # "Urlaubszuschuss und Weihnachtsremuneration 2025 zusammen": one sum
     if any(w.lower() in ("gegenseitig", "einander", "miteinander", "untereinander", "abwechselnd") for w in rw):
         return False                    # "Wie oft dürfen sich Mama und Papa … gegenseitig ablösen?": one subject
+    if len(lw) >= 2 and lw[-2].lower() in ("pro", "je") and len(rw) <= 2:
+        return False                    # "pro Kind und Monat": one basis of a rate
     second = next((w for w in rw if w.lower() not in _ARTICLES), "")
     if _SPECIAL_PAYMENT.match(lw[-1]) and _SPECIAL_PAYMENT.match(second):
         return False                    # "Urlaubsgeld und Weihnachtsgeld": the Sonderzahlungen, one sum, one limit

@@ -91,3 +91,10 @@ def test_the_levy_must_be_what_the_rate_is_asked_of():
                              _UNITS) == "Dienstgeberabgabe"
     text = gate.refusal_answer(gate.Verdict(True, "unrated_levy", [], subject="Dienstgeberabgabe"))
     assert text == "Einen Prozentsatz für „Dienstgeberabgabe“ enthält die Wissensbasis nicht."
+
+
+def test_an_absetzbetrag_the_base_does_not_value_is_unvalued():
+    valued = payments.valued_words(["Absetzbeträge in der Lohnverrechnung"], ["Verkehrsabsetzbetrag"])
+    assert payments.unvalued_payment("Wieviel Kinderabsetzbetrag gibt es pro Kind und Monat?", valued) \
+        == "Kinderabsetzbetrag"
+    assert payments.unvalued_payment("Wie hoch ist der Verkehrsabsetzbetrag 2025?", valued) is None

@@ -999,3 +999,24 @@ def test_a_word_that_is_another_rows_label_is_not_borrowed_from_a_sentence(facts
         "Wie viel Lohnausgleich bekommt der Mitarbeiter bei Altersteilzeit mindestens?", facts).text
     assert "kontinuierlich (Beginn der Altersteilzeit) 2025: 90 % [lb-atz-02]" in answer(
         "Kontinuierliche Altersteilzeit: Wie hoch ist die Ersatzquote vom AMS?", facts).text
+
+
+def test_an_income_over_a_band_limit_is_in_the_band_that_begins_there(facts):
+    text = answer("Mit welchem Grenzsteuersatz wird 2025 ein Jahreseinkommen über € 69.166 besteuert?", facts).text
+    assert "über € 69.166 bis € 103.072 – Grenzsteuersatz (jährlich) 2025: 48 %" in text
+    assert "40 %" not in text
+    text = answer("Mit welchem Grenzsteuersatz wird 2025 ein Jahreseinkommen von € 69.166 besteuert?", facts).text
+    assert "2025: 40 %" in text and "48 %" not in text
+
+
+def test_a_night_rule_negated_at_the_end_of_its_clause_is_not_the_mostly_at_night_row(facts):
+    asked = ("Ich arbeite ab und zu in der Nachtschicht und krieg dafür eine Zulage. Wieviel davon bleibt im Monat "
+             "steuerfrei? Überwiegend nachts arbeite ich nicht.")
+    result = answer(asked, facts)
+    assert result is None or "€ 540" not in result.text
+
+
+def test_a_remark_on_ones_own_papers_after_the_question_names_no_concept(facts):
+    text = answer("Wie hoch ist das amtliche Kilometergeld fürs eigene Auto? Ich hab in unseren Unterlagen zwei "
+                  "verschiedene Beträge gesehen.", facts).text
+    assert "Kilometergeld – Pkw ab 2025: € 0,50 [lb-rk-02]" in text and "⚠" in text

@@ -76,6 +76,7 @@ def test_split_writes_each_ask_as_a_question(question, expected):
     "Urlaubsgeld, Weihnachtsgeld – wie viel Prozent jeweils?",              # "jeweils" without two joined subjects
     "Wie oft dürfen sich Mama und Papa bei der Babypause gegenseitig ablösen?",   # one subject of two persons
     "Wie oft dürfen Mama und Papa die Elternzeit untereinander tauschen?",
+    "Wieviel Kinderabsetzbetrag gibt es pro Kind und Monat?",                # one basis of a rate
     "Wenn nur ich daheim bleibe und mein Mann gar nicht, bis wann darf ich in Karenz bleiben?",   # a condition
     "",
 ])
