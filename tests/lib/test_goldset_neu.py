@@ -34,7 +34,8 @@ SIZES = {"goldset_neu.yaml": (40, 30), "goldset_neu2.yaml": (30, 24), "goldset_n
          "goldset_neu53.yaml": (44, 28), "goldset_neu54.yaml": (44, 28), "goldset_neu55.yaml": (44, 28),
          "goldset_neu56.yaml": (44, 28), "goldset_neu57.yaml": (44, 28), "goldset_neu58.yaml": (44, 28),
          "goldset_neu59.yaml": (44, 28), "goldset_neu60.yaml": (44, 28), "goldset_neu61.yaml": (44, 28),
-         "goldset_neu62.yaml": (44, 28), "goldset_neu63.yaml": (44, 28), "goldset_neu64.yaml": (44, 28)}
+         "goldset_neu62.yaml": (44, 28), "goldset_neu63.yaml": (44, 28), "goldset_neu64.yaml": (44, 28),
+         "goldset_neu65.yaml": (44, 28), "goldset_neu66.yaml": (44, 28)}
 
 
 @pytest.fixture(scope="module", params=sorted(SIZES))
