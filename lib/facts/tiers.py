@@ -243,7 +243,7 @@ def question_points(question: str) -> dict[str, tuple[Decimal, ...]]:
     text = _age_points(text, found)
     for m in _EUR_POINT_RE.finditer(text):
         amount = _dec(m.group(1) or m.group(2))
-        if _ABOVE_RE.search(text[:m.start()]):
+        if _ABOVE_RE.search(text[max(0, m.start() - 20):m.start()]):     # the words right before it only
             amount += Decimal("0.01")       # "über € 69.166": the band that begins there, not the one ending there
         found.setdefault("eur", set()).add((amount,))
     text = _EUR_POINT_RE.sub(" ", text)
