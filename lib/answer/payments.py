@@ -23,7 +23,8 @@ import re
 from collections.abc import Iterable
 
 from ..facts.question import asked_units
-from ..text.german import fold_plain, light_stem
+from ..search.known_words import forms as _forms
+from ..text.german import fold_plain
 
 # what a word of a payment ends with (folded): the benefit itself, not a rate or a limit of it
 _PAYMENT_RE = re.compile(r"(?:geld|gelder|geldes|beihilfe|zuschuss|zuschuesse|pension|rente|entschaedigung|absetzbetrag|"
@@ -93,10 +94,6 @@ def unrated_levy(asking: str, label_units_of: dict, titled: frozenset = frozense
         if units and "%" not in units and not _forms(word) & titled:
             return raw
     return None
-
-
-def _forms(word: str) -> set[str]:
-    return {word, light_stem(word), word.rstrip("sn") if len(word) > 6 else word}
 
 
 def _valued(word: str, valued: frozenset, synonym_terms: frozenset) -> bool:
